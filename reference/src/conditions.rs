@@ -1,0 +1,87 @@
+//! HPA status conditions: upstream's `setConditionInList` (update in place keeping position,
+//! append otherwise, move `lastTransitionTime` only when the status changes) and the exact
+//! condition types, reasons and messages.
+
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerCondition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as KubeTime;
+
+use crate::time::Time;
+
+/// `AbleToScale`.
+pub const ABLE_TO_SCALE: &str = "AbleToScale";
+/// `ScalingActive`.
+pub const SCALING_ACTIVE: &str = "ScalingActive";
+/// `ScalingLimited`.
+pub const SCALING_LIMITED: &str = "ScalingLimited";
+/// `ScaledToZero`.
+pub const SCALED_TO_ZERO: &str = "ScaledToZero";
+
+/// Converts a core instant to a Kubernetes timestamp.
+pub fn kube_time(t: Time) -> KubeTime {
+    KubeTime(
+        k8s_openapi::jiff::Timestamp::from_microsecond(t.as_micros())
+            .unwrap_or(k8s_openapi::jiff::Timestamp::MIN),
+    )
+}
+
+/// Converts a Kubernetes timestamp to a core instant.
+pub fn core_time(t: &KubeTime) -> Time {
+    Time::from_micros(t.0.as_microsecond())
+}
+
+/// Sets a condition the way upstream does.
+pub fn set_condition(
+    list: &mut Vec<HorizontalPodAutoscalerCondition>,
+    type_: &str,
+    status: bool,
+    reason: &str,
+    message: impl Into<String>,
+    now: Time,
+) {
+    let status = if status { "True" } else { "False" };
+    let idx = match list.iter().position(|c| c.type_ == type_) {
+        Some(i) => i,
+        None => {
+            list.push(HorizontalPodAutoscalerCondition {
+                type_: type_.to_string(),
+                ..HorizontalPodAutoscalerCondition::default()
+            });
+            list.len() - 1
+        }
+    };
+    let cond = &mut list[idx];
+    if cond.status != status {
+        cond.last_transition_time = Some(kube_time(now));
+    }
+    cond.status = status.to_string();
+    cond.reason = Some(reason.to_string());
+    cond.message = Some(message.into());
+}
+
+/// Removes every condition of a type.
+pub fn remove_condition(list: &mut Vec<HorizontalPodAutoscalerCondition>, type_: &str) {
+    list.retain(|c| c.type_ != type_);
+}
+
+/// Whether a condition of the type is present with status True.
+pub fn is_true(list: &[HorizontalPodAutoscalerCondition], type_: &str) -> bool {
+    list.iter().any(|c| c.type_ == type_ && c.status == "True")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn updates_in_place_and_moves_transition_time_only_on_status_change() {
+        let mut list = Vec::new();
+        set_condition(&mut list, ABLE_TO_SCALE, true, "A", "a", Time::from_secs(1));
+        set_condition(&mut list, SCALING_ACTIVE, true, "B", "b", Time::from_secs(1));
+        set_condition(&mut list, ABLE_TO_SCALE, true, "C", "c", Time::from_secs(2));
+        assert_eq!(list[0].reason.as_deref(), Some("C"));
+        assert_eq!(list[0].last_transition_time, Some(kube_time(Time::from_secs(1))));
+        set_condition(&mut list, ABLE_TO_SCALE, false, "D", "d", Time::from_secs(3));
+        assert_eq!(list[0].last_transition_time, Some(kube_time(Time::from_secs(3))));
+        assert_eq!(list[1].type_, SCALING_ACTIVE);
+    }
+}

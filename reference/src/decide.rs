@@ -1,0 +1,636 @@
+//! One reconcile of one HPA (upstream's `reconcileAutoscaler` and `computeReplicasForMetrics`),
+//! as a pure function in two steps so the caller does the one write whose outcome matters:
+//!
+//! 1. [`decide`] reads the [`Observation`] and returns a [`Plan`]: the desired count and, when it
+//!    differs from the current one, the scale write to make. Recommendations are recorded in
+//!    [`Memory`] here, as upstream does before it writes.
+//! 2. The caller writes the scale (or not), then [`Plan::finish`] with the write's outcome gives the
+//!    [`Decision`]: the new status, the events, and the scale events recorded in memory.
+
+use k8s_openapi::api::autoscaling::v2::{
+    HorizontalPodAutoscalerBehavior, HorizontalPodAutoscalerCondition,
+    HorizontalPodAutoscalerStatus, MetricStatus,
+};
+
+use crate::calculator::{CalcContext, Reasoning, Tolerances};
+use crate::conditions::{
+    ABLE_TO_SCALE, SCALED_TO_ZERO, SCALING_ACTIVE, SCALING_LIMITED, is_true, kube_time,
+    remove_condition, set_condition,
+};
+use crate::memory::Memory;
+use crate::metric::compute_metric;
+use crate::normalize::{self, store_scale_event};
+use crate::quantity;
+use crate::selector;
+use crate::settings::Settings;
+use crate::time::Time;
+use crate::view::Observation;
+
+/// Kind of a Kubernetes event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventType {
+    /// `Normal`.
+    Normal,
+    /// `Warning`.
+    Warning,
+}
+
+impl EventType {
+    /// The Kubernetes spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        }
+    }
+}
+
+/// An event the controller records on the HPA.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// Normal or Warning.
+    pub type_: EventType,
+    /// E.g. `SuccessfulRescale`.
+    pub reason: String,
+    /// E.g. `New size: 4; reason: cpu resource utilization (percentage of request) above target`.
+    pub message: String,
+}
+
+/// Which branch of the reconcile ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Path {
+    /// Getting the target's scale failed.
+    ScaleUnavailable,
+    /// The target has zero replicas: autoscaling is off.
+    ScalingDisabled,
+    /// More replicas than `maxReplicas`: clamp without metrics.
+    AboveMax,
+    /// Fewer replicas than `minReplicas`: clamp without metrics.
+    BelowMin,
+    /// The selector or the metrics failed: no scaling.
+    MetricsFailed,
+    /// Metrics gave a desired count that was normalized.
+    Computed,
+}
+
+/// One metric's part in the decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricExplanation {
+    /// The metric's name in messages, when it produced a proposal.
+    pub name: Option<String>,
+    /// Its proposal.
+    pub proposal: Option<i32>,
+    /// Its error, when it failed.
+    pub error: Option<String>,
+    /// How the proposal was reached.
+    pub reasoning: Option<Reasoning>,
+}
+
+/// Why the decision came out as it did: intermediate values upstream never writes anywhere.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explanation {
+    /// The branch taken.
+    pub path: Path,
+    /// Per metric of the spec, in order (empty when metrics were not computed).
+    pub metrics: Vec<MetricExplanation>,
+    /// The maximum over the metrics' proposals.
+    pub metric_desired: Option<i32>,
+    /// After stabilization.
+    pub stabilized: Option<i32>,
+    /// After rate limits and min/max.
+    pub limited: Option<i32>,
+    /// The rescale reason.
+    pub rescale_reason: Option<String>,
+}
+
+/// A scale write the controller wants to make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rescale {
+    /// The new `spec.replicas`.
+    pub replicas: i32,
+    /// The reason in the event, e.g. `All metrics below target`.
+    pub reason: String,
+}
+
+/// The decision before the scale write.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// `scale.spec.replicas` as observed (0 when the scale was unavailable).
+    pub current_replicas: i32,
+    /// The desired count.
+    pub desired_replicas: i32,
+    /// The write to make, if any.
+    pub rescale: Option<Rescale>,
+    /// The explanation.
+    pub explanation: Explanation,
+    now: Time,
+    status: HorizontalPodAutoscalerStatus,
+    metric_statuses: Option<Vec<MetricStatus>>,
+    events: Vec<Event>,
+    /// A fatal error: the status is final and no write may happen.
+    fatal: Option<String>,
+    /// A partial error: scaling went on, the reconcile still reports it.
+    partial: Option<String>,
+    behavior: Option<HorizontalPodAutoscalerBehavior>,
+    reference: String,
+    scale_to_zero: bool,
+    min_replicas: i32,
+    has_object_or_external: bool,
+}
+
+/// The outcome of one reconcile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// The status to write.
+    pub status: HorizontalPodAutoscalerStatus,
+    /// The events recorded, in order.
+    pub events: Vec<Event>,
+    /// The replica count written to the scale, if a write succeeded.
+    pub scaled_to: Option<i32>,
+    /// The error the reconcile returns, if any (the controller requeues and logs it).
+    pub error: Option<String>,
+    /// Why.
+    pub explanation: Explanation,
+}
+
+fn hpa_key(obs: &Observation<'_>) -> (String, String) {
+    let m = &obs.hpa.metadata;
+    (
+        m.namespace.clone().unwrap_or_else(|| "default".into()),
+        m.name.clone().unwrap_or_default(),
+    )
+}
+
+/// The tolerance band for this HPA: the flag, overridden per direction by
+/// `behavior.scaleUp/scaleDown.tolerance` when HPAConfigurableTolerance is on.
+pub fn tolerances_for(
+    behavior: Option<&HorizontalPodAutoscalerBehavior>,
+    settings: &Settings,
+) -> Tolerances {
+    let mut t = Tolerances {
+        scale_down: settings.tolerance,
+        scale_up: settings.tolerance,
+    };
+    let Some(b) = behavior.filter(|_| settings.gates.hpa_configurable_tolerance) else {
+        return t;
+    };
+    let parse = |q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity| {
+        quantity::as_f64(&q.0).ok()
+    };
+    if let Some(v) = b.scale_down.as_ref().and_then(|r| r.tolerance.as_ref()).and_then(parse) {
+        t.scale_down = v;
+    }
+    if let Some(v) = b.scale_up.as_ref().and_then(|r| r.tolerance.as_ref()).and_then(parse) {
+        t.scale_up = v;
+    }
+    t
+}
+
+/// Runs the reconcile up to the scale write. Records recommendations in `memory`.
+pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -> Plan {
+    let now = obs.now;
+    let spec = obs.hpa.spec.clone();
+    let original = obs.hpa.status.clone().unwrap_or_default();
+    let mut conditions: Vec<HorizontalPodAutoscalerCondition> =
+        original.conditions.clone().unwrap_or_default();
+    let mut events = Vec::new();
+    let behavior = spec.behavior.clone();
+    let metrics_spec = spec.metrics.clone().unwrap_or_default();
+    let has_object_or_external = metrics_spec
+        .iter()
+        .any(|m| m.type_ == "Object" || m.type_ == "External");
+    let min_replicas = spec.min_replicas.unwrap_or(1);
+    let gates = settings.gates;
+
+    let mut plan = Plan {
+        current_replicas: 0,
+        desired_replicas: original.desired_replicas,
+        rescale: None,
+        explanation: Explanation {
+            path: Path::ScaleUnavailable,
+            metrics: Vec::new(),
+            metric_desired: None,
+            stabilized: None,
+            limited: None,
+            rescale_reason: None,
+        },
+        now,
+        status: original.clone(),
+        metric_statuses: None,
+        events: Vec::new(),
+        fatal: None,
+        partial: None,
+        behavior: behavior.clone(),
+        reference: String::new(),
+        scale_to_zero: gates.hpa_scale_to_zero,
+        min_replicas,
+        has_object_or_external,
+    };
+
+    let (namespace, _) = hpa_key(obs);
+    let reference = format!(
+        "{}/{}/{}",
+        spec.scale_target_ref.kind, namespace, spec.scale_target_ref.name
+    );
+    plan.reference = reference.clone();
+    let scale = match &obs.scale {
+        Ok(s) => s.clone(),
+        Err(e) => {
+            events.push(Event {
+                type_: EventType::Warning,
+                reason: "FailedGetScale".into(),
+                message: e.clone(),
+            });
+            set_condition(
+                &mut conditions,
+                ABLE_TO_SCALE,
+                false,
+                "FailedGetScale",
+                format!("the HPA controller was unable to get the target's current scale: {e}"),
+                now,
+            );
+            plan.status.conditions = Some(conditions);
+            plan.events = events;
+            plan.fatal = Some(format!("failed to query scale subresource for {reference}: {e}"));
+            return plan;
+        }
+    };
+    set_condition(
+        &mut conditions,
+        ABLE_TO_SCALE,
+        true,
+        "SucceededGetScale",
+        "the HPA controller was able to get the target's current scale",
+        now,
+    );
+    let current = scale.spec_replicas;
+    plan.current_replicas = current;
+    if memory.recommendations.is_none() {
+        memory.recommendations = Some(vec![crate::memory::Recommendation {
+            replicas: current,
+            timestamp: now,
+        }]);
+    }
+
+    let scaled_to_zero_condition = gates.hpa_scale_to_zero && is_true(&conditions, SCALED_TO_ZERO);
+    let can_scale_from_zero = scaled_to_zero_condition && has_object_or_external;
+    let compute_for_zero = (min_replicas != 0 && scaled_to_zero_condition) || can_scale_from_zero;
+
+    let mut desired = 0;
+    let mut rescale_reason = String::new();
+    let mut rescale = true;
+    let mut metric_statuses: Option<Vec<MetricStatus>> = None;
+
+    if current == 0 && !compute_for_zero {
+        plan.explanation.path = Path::ScalingDisabled;
+        desired = 0;
+        rescale = false;
+        set_condition(
+            &mut conditions,
+            SCALING_ACTIVE,
+            false,
+            "ScalingDisabled",
+            "scaling is disabled since the replica count of the target is zero",
+            now,
+        );
+        if !gates.hpa_scale_to_zero {
+            remove_condition(&mut conditions, SCALED_TO_ZERO);
+        }
+    } else if current > spec.max_replicas {
+        plan.explanation.path = Path::AboveMax;
+        rescale_reason = "Current number of replicas above Spec.MaxReplicas".into();
+        desired = spec.max_replicas;
+    } else if current < min_replicas {
+        plan.explanation.path = Path::BelowMin;
+        rescale_reason = "Current number of replicas below Spec.MinReplicas".into();
+        desired = min_replicas;
+    } else {
+        plan.explanation.path = Path::Computed;
+        // Selector.
+        let selector_error = match scale.selector.as_deref().filter(|s| !s.is_empty()) {
+            None => {
+                events.push(Event {
+                    type_: EventType::Warning,
+                    reason: "SelectorRequired".into(),
+                    message: "selector is required".into(),
+                });
+                set_condition(
+                    &mut conditions,
+                    SCALING_ACTIVE,
+                    false,
+                    "InvalidSelector",
+                    "the HPA target's scale is missing a selector",
+                    now,
+                );
+                Some("selector is required".to_string())
+            }
+            Some(sel) => match selector::parse(sel) {
+                Err(e) => {
+                    let msg = format!(
+                        "couldn't convert selector into a corresponding internal selector object: {e}"
+                    );
+                    events.push(Event {
+                        type_: EventType::Warning,
+                        reason: "InvalidSelector".into(),
+                        message: msg.clone(),
+                    });
+                    set_condition(&mut conditions, SCALING_ACTIVE, false, "InvalidSelector", msg.clone(), now);
+                    Some(msg)
+                }
+                Ok(_) if obs.hpas_selecting_pods.len() > 1 => {
+                    let msg = format!(
+                        "pods by selector {sel} are controlled by multiple HPAs: [{}]",
+                        obs.hpas_selecting_pods.join(" ")
+                    );
+                    events.push(Event {
+                        type_: EventType::Warning,
+                        reason: "AmbiguousSelector".into(),
+                        message: msg.clone(),
+                    });
+                    set_condition(&mut conditions, SCALING_ACTIVE, false, "AmbiguousSelector", msg.clone(), now);
+                    Some(msg)
+                }
+                Ok(_) => None,
+            },
+        };
+
+        let mut failure: Option<String> = selector_error;
+        let mut metric_name = String::new();
+        let mut metric_desired = 0;
+        if failure.is_none() {
+            let tolerances = tolerances_for(behavior.as_ref(), settings);
+            let ctx = CalcContext {
+                now,
+                namespace: &namespace,
+                pods: obs.pods,
+                tolerances,
+                cpu_initialization_period: settings.cpu_initialization_period,
+                initial_readiness_delay: settings.initial_readiness_delay,
+                pod_level_resources: gates.pod_level_resources,
+            };
+            let mut statuses = vec![MetricStatus::default(); metrics_spec.len()];
+            let mut invalid = 0usize;
+            let mut first_error: Option<(String, &'static str, String)> = None;
+            let mut replicas = 0i32;
+            for (i, m) in metrics_spec.iter().enumerate() {
+                let missing_reading: crate::view::MetricReading =
+                    Err("no reading was provided for this metric".into());
+                let reading = obs.metrics.get(i).unwrap_or(&missing_reading);
+                match compute_metric(&ctx, m, reading, scale.spec_replicas, scale.status_replicas) {
+                    Ok(outcome) => {
+                        if replicas == 0 || outcome.replicas > replicas {
+                            replicas = outcome.replicas;
+                            metric_name = outcome.name.clone();
+                        }
+                        statuses[i] = outcome.status;
+                        plan.explanation.metrics.push(MetricExplanation {
+                            name: Some(outcome.name),
+                            proposal: Some(outcome.replicas),
+                            error: None,
+                            reasoning: Some(outcome.reasoning),
+                        });
+                    }
+                    Err(f) => {
+                        events.push(Event {
+                            type_: EventType::Warning,
+                            reason: f.reason.into(),
+                            message: f.message.clone(),
+                        });
+                        if first_error.is_none() {
+                            first_error = Some((f.error.clone(), f.reason, f.message.clone()));
+                        }
+                        invalid += 1;
+                        plan.explanation.metrics.push(MetricExplanation {
+                            name: None,
+                            proposal: None,
+                            error: Some(f.error),
+                            reasoning: None,
+                        });
+                    }
+                }
+            }
+            metric_statuses = Some(statuses);
+            let invalid_error = first_error.as_ref().map(|(e, _, _)| {
+                format!(
+                    "invalid metrics ({invalid} invalid out of {}), first error is: {e}",
+                    metrics_spec.len()
+                )
+            });
+            if invalid >= metrics_spec.len() || (invalid > 0 && replicas < scale.spec_replicas) {
+                if let Some((_, reason, message)) = &first_error {
+                    set_condition(
+                        &mut conditions,
+                        SCALING_ACTIVE,
+                        false,
+                        reason,
+                        format!("the HPA was unable to compute the replica count: {message}"),
+                        now,
+                    );
+                }
+                failure = Some(invalid_error.clone().unwrap_or_else(|| {
+                    "invalid metrics (0 invalid out of 0), first error is: <nil>".into()
+                }));
+            } else {
+                set_condition(
+                    &mut conditions,
+                    SCALING_ACTIVE,
+                    true,
+                    "ValidMetricFound",
+                    format!("the HPA was able to successfully calculate a replica count from {metric_name}"),
+                    now,
+                );
+                plan.partial = invalid_error;
+                metric_desired = replicas;
+            }
+        }
+
+        if let Some(err) = failure {
+            plan.explanation.path = Path::MetricsFailed;
+            plan.status = status_of(&original, current, original.desired_replicas, metric_statuses, conditions, false, now);
+            events.push(Event {
+                type_: EventType::Warning,
+                reason: "FailedComputeMetricsReplicas".into(),
+                message: err.clone(),
+            });
+            plan.events = events;
+            plan.fatal = Some(format!(
+                "failed to compute desired number of replicas based on listed metrics for {reference}: {err}"
+            ));
+            plan.desired_replicas = original.desired_replicas;
+            return plan;
+        }
+
+        plan.explanation.metric_desired = Some(metric_desired);
+        let mut rescale_metric = String::new();
+        if metric_desired > desired {
+            desired = metric_desired;
+            rescale_metric = metric_name;
+        }
+        if desired > current {
+            rescale_reason = format!("{rescale_metric} above target");
+        }
+        if desired < current {
+            rescale_reason = "All metrics below target".into();
+        }
+        let n = match &behavior {
+            None => normalize::without_behavior(now, settings, memory, current, desired, min_replicas, spec.max_replicas),
+            Some(b) => normalize::with_behavior(now, settings, b, memory, current, desired, min_replicas, spec.max_replicas),
+        };
+        let (s, r, m) = n.able_to_scale;
+        set_condition(&mut conditions, ABLE_TO_SCALE, s, r, m, now);
+        let (s, r, m) = n.scaling_limited;
+        set_condition(&mut conditions, SCALING_LIMITED, s, r, m, now);
+        plan.explanation.stabilized = Some(n.stabilized);
+        plan.explanation.limited = Some(n.desired);
+        desired = n.desired;
+
+        if current == 0 && min_replicas != 0 && scaled_to_zero_condition && desired < min_replicas {
+            desired = min_replicas;
+            if rescale_reason.is_empty() {
+                rescale_reason = "Current number of replicas below Spec.MinReplicas".into();
+            }
+        }
+        rescale = desired != current;
+    }
+
+    if matches!(plan.explanation.path, Path::AboveMax | Path::BelowMin) {
+        rescale = desired != current;
+    }
+    plan.explanation.rescale_reason = (!rescale_reason.is_empty()).then(|| rescale_reason.clone());
+    plan.desired_replicas = desired;
+    plan.metric_statuses = metric_statuses;
+    plan.status.conditions = Some(conditions);
+    plan.events = events;
+    if rescale {
+        plan.rescale = Some(Rescale {
+            replicas: desired,
+            reason: rescale_reason,
+        });
+    }
+    plan
+}
+
+fn status_of(
+    original: &HorizontalPodAutoscalerStatus,
+    current: i32,
+    desired: i32,
+    metric_statuses: Option<Vec<MetricStatus>>,
+    conditions: Vec<HorizontalPodAutoscalerCondition>,
+    rescaled: bool,
+    now: Time,
+) -> HorizontalPodAutoscalerStatus {
+    HorizontalPodAutoscalerStatus {
+        current_replicas: Some(current),
+        desired_replicas: desired,
+        last_scale_time: if rescaled {
+            Some(kube_time(now))
+        } else {
+            original.last_scale_time.clone()
+        },
+        current_metrics: metric_statuses,
+        conditions: Some(conditions),
+        observed_generation: None,
+    }
+}
+
+impl Plan {
+    /// Completes the reconcile given the outcome of the scale write (`Ok(())` also when there was
+    /// nothing to write). Records the scale event in `memory` on success.
+    pub fn finish(self, write: Result<(), String>, memory: &mut Memory) -> Decision {
+        let Plan {
+            current_replicas: current,
+            desired_replicas,
+            rescale,
+            explanation,
+            now,
+            status,
+            metric_statuses,
+            mut events,
+            fatal,
+            partial,
+            behavior,
+            reference,
+            scale_to_zero,
+            min_replicas,
+            has_object_or_external,
+        } = self;
+        if fatal.is_some() {
+            return Decision {
+                status,
+                events,
+                scaled_to: None,
+                error: fatal,
+                explanation,
+            };
+        }
+        let original_desired = status.desired_replicas;
+        let original_last_scale = status.clone();
+        let mut conditions = status.conditions.unwrap_or_default();
+        let Some(r) = rescale else {
+            return Decision {
+                status: status_of(&original_last_scale, current, current, metric_statuses, conditions, false, now),
+                events,
+                scaled_to: None,
+                error: partial,
+                explanation,
+            };
+        };
+        match write {
+            Err(e) => {
+                events.push(Event {
+                    type_: EventType::Warning,
+                    reason: "FailedRescale".into(),
+                    message: format!("New size: {}; reason: {}; error: {e}", r.replicas, r.reason),
+                });
+                set_condition(
+                    &mut conditions,
+                    ABLE_TO_SCALE,
+                    false,
+                    "FailedUpdateScale",
+                    format!("the HPA controller was unable to update the target scale: {e}"),
+                    now,
+                );
+                let reference_error = format!("failed to rescale {reference}: {e}");
+                Decision {
+                    status: status_of(&original_last_scale, current, original_desired, metric_statuses, conditions, false, now),
+                    events,
+                    scaled_to: None,
+                    error: Some(reference_error),
+                    explanation,
+                }
+            }
+            Ok(()) => {
+                set_condition(
+                    &mut conditions,
+                    ABLE_TO_SCALE,
+                    true,
+                    "SucceededRescale",
+                    format!("the HPA controller was able to update the target scale to {}", r.replicas),
+                    now,
+                );
+                events.push(Event {
+                    type_: EventType::Normal,
+                    reason: "SuccessfulRescale".into(),
+                    message: format!("New size: {}; reason: {}", r.replicas, r.reason),
+                });
+                store_scale_event(behavior.as_ref(), memory, current, r.replicas, now);
+                if scale_to_zero {
+                    if current > 0 && r.replicas == 0 && min_replicas == 0 && has_object_or_external {
+                        set_condition(&mut conditions, SCALED_TO_ZERO, true, "ScaledToZero", "the HPA controller scaled the workload to zero", now);
+                    } else {
+                        set_condition(&mut conditions, SCALED_TO_ZERO, false, "NotScaledToZero", "the HPA controller did not scale the workload to zero", now);
+                    }
+                } else {
+                    remove_condition(&mut conditions, SCALED_TO_ZERO);
+                }
+                Decision {
+                    status: status_of(&original_last_scale, current, desired_replicas, metric_statuses, conditions, true, now),
+                    events,
+                    scaled_to: Some(r.replicas),
+                    error: partial,
+                    explanation,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! hpa-reference: the reference Horizontal Pod Autoscaler.
+//!
+//! A pure decision core — no IO, no clock, no async — with upstream Kubernetes' exact arithmetic
+//! (Kubernetes 1.36). [`decide`] takes an [`Observation`] (the HPA, the target's scale, its pods and
+//! the metrics APIs' answers at an instant), the controller [`Settings`] and the HPA's [`Memory`],
+//! and returns a [`Plan`]; [`Plan::finish`] completes it once the scale write's outcome is known.
+//!
+//! Layout follows upstream's split: per-metric arithmetic in [`calculator`] (replica_calculator),
+//! metric-source dispatch in [`metric`], stabilization and rate limits in [`normalize`], and the
+//! reconcile flow with its conditions and events in [`decide`].
+
+pub mod calculator;
+pub mod conditions;
+pub mod decide;
+pub mod defaults;
+pub mod memory;
+pub mod metric;
+pub mod normalize;
+pub mod quantity;
+pub mod selector;
+pub mod settings;
+pub mod time;
+pub mod validation;
+pub mod view;
+
+pub use decide::{Decision, Event, EventType, Explanation, MetricExplanation, Path, Plan, Rescale, decide};
+pub use memory::{Memory, Recommendation, ScaleEvent};
+pub use settings::{FeatureGates, Settings};
+pub use time::Time;
+pub use view::{
+    ConditionStatus, ContainerRequests, MetricReading, MetricValues, Observation, PodMetric,
+    PodPhase, PodView, ReadyCondition, ScaleView,
+};

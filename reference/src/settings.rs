@@ -1,0 +1,114 @@
+//! Controller settings: kube-controller-manager's HPA flags and the feature gates that change the
+//! algorithm, with Kubernetes 1.36's defaults written out explicitly.
+
+use std::time::Duration;
+
+/// The Kubernetes minor whose behaviour the reference follows.
+pub const KUBERNETES_MINOR: &str = "1.36";
+
+/// Feature gates that change what the HPA controller or the API server does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeatureGates {
+    /// `HPAConfigurableTolerance`: per-direction `behavior.scaleUp/scaleDown.tolerance`
+    /// (alpha 1.33, beta and on by default since 1.35).
+    pub hpa_configurable_tolerance: bool,
+    /// `HPAScaleToZero`: `minReplicas: 0`, the `ScaledToZero` condition and scaling from zero
+    /// (alpha since 1.16, still alpha and off by default in 1.36).
+    pub hpa_scale_to_zero: bool,
+    /// `PodLevelResources`: pod-level `spec.resources.requests` count for utilization
+    /// (alpha 1.32, beta and on by default since 1.34).
+    pub pod_level_resources: bool,
+}
+
+/// Every gate name this reference knows, in a stable order.
+pub const GATE_NAMES: [&str; 3] = [
+    "HPAConfigurableTolerance",
+    "HPAScaleToZero",
+    "PodLevelResources",
+];
+
+/// An unknown feature-gate name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown feature gate {0:?} (known: HPAConfigurableTolerance, HPAScaleToZero, PodLevelResources)")]
+pub struct UnknownGate(pub String);
+
+impl FeatureGates {
+    /// Kubernetes 1.36's defaults.
+    pub const KUBERNETES_1_36: FeatureGates = FeatureGates {
+        hpa_configurable_tolerance: true,
+        hpa_scale_to_zero: false,
+        pod_level_resources: true,
+    };
+
+    /// The value of a gate by its upstream name.
+    pub fn get(&self, name: &str) -> Result<bool, UnknownGate> {
+        match name {
+            "HPAConfigurableTolerance" => Ok(self.hpa_configurable_tolerance),
+            "HPAScaleToZero" => Ok(self.hpa_scale_to_zero),
+            "PodLevelResources" => Ok(self.pod_level_resources),
+            other => Err(UnknownGate(other.to_string())),
+        }
+    }
+
+    /// Sets a gate by its upstream name.
+    pub fn set(&mut self, name: &str, value: bool) -> Result<(), UnknownGate> {
+        let slot = match name {
+            "HPAConfigurableTolerance" => &mut self.hpa_configurable_tolerance,
+            "HPAScaleToZero" => &mut self.hpa_scale_to_zero,
+            "PodLevelResources" => &mut self.pod_level_resources,
+            other => return Err(UnknownGate(other.to_string())),
+        };
+        *slot = value;
+        Ok(())
+    }
+
+    /// All gates as (name, value) pairs, in [`GATE_NAMES`] order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, bool)> + '_ {
+        GATE_NAMES
+            .iter()
+            .map(|n| (*n, self.get(n).expect("known gate")))
+    }
+}
+
+impl Default for FeatureGates {
+    fn default() -> Self {
+        Self::KUBERNETES_1_36
+    }
+}
+
+/// The controller's settings: kube-controller-manager's `--horizontal-pod-autoscaler-*` flags.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// `--horizontal-pod-autoscaler-sync-period` (default 15 s).
+    pub sync_period: Duration,
+    /// `--horizontal-pod-autoscaler-tolerance` (default 0.1).
+    pub tolerance: f64,
+    /// `--horizontal-pod-autoscaler-cpu-initialization-period` (default 5 min).
+    pub cpu_initialization_period: Duration,
+    /// `--horizontal-pod-autoscaler-initial-readiness-delay` (default 30 s).
+    pub initial_readiness_delay: Duration,
+    /// `--horizontal-pod-autoscaler-downscale-stabilization` (default 5 min).
+    pub downscale_stabilization: Duration,
+    /// Scale-up limit without `behavior`: `max(factor × current, minimum)`. Upstream hard-codes 2.0
+    /// (its unit tests override it to 8).
+    pub scale_up_limit_factor: f64,
+    /// Scale-up limit minimum without `behavior` (upstream: 4.0).
+    pub scale_up_limit_minimum: f64,
+    /// Feature gates.
+    pub gates: FeatureGates,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            sync_period: Duration::from_secs(15),
+            tolerance: 0.1,
+            cpu_initialization_period: Duration::from_secs(300),
+            initial_readiness_delay: Duration::from_secs(30),
+            downscale_stabilization: Duration::from_secs(300),
+            scale_up_limit_factor: 2.0,
+            scale_up_limit_minimum: 4.0,
+            gates: FeatureGates::KUBERNETES_1_36,
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Time as the decision core sees it: an instant is an input, never read from a clock.
+//!
+//! Instants are integer microseconds since the Unix epoch, so every comparison is exact and the
+//! upstream rules ("strictly before", "strictly after") can be reproduced bit for bit. Go's zero
+//! time (`0001-01-01T00:00:00Z`, what an unset `metav1.Time` means) is representable.
+
+use std::time::Duration;
+
+/// An instant, in microseconds since 1970-01-01T00:00:00Z.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Time(i64);
+
+const MICROS_PER_SEC: i64 = 1_000_000;
+
+impl Time {
+    /// Go's zero `time.Time` (`0001-01-01T00:00:00Z`): what an unset timestamp means upstream.
+    pub const GO_ZERO: Time = Time(-62_135_596_800 * MICROS_PER_SEC);
+
+    /// The instant `micros` microseconds after the Unix epoch.
+    pub const fn from_micros(micros: i64) -> Self {
+        Time(micros)
+    }
+
+    /// The instant `secs` seconds after the Unix epoch.
+    pub const fn from_secs(secs: i64) -> Self {
+        Time(secs * MICROS_PER_SEC)
+    }
+
+    /// Microseconds since the Unix epoch.
+    pub const fn as_micros(self) -> i64 {
+        self.0
+    }
+
+    /// Seconds since the Unix epoch, as a float (for display only).
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / MICROS_PER_SEC as f64
+    }
+
+    /// `self + d`.
+    pub fn plus(self, d: Duration) -> Time {
+        Time(self.0.saturating_add(duration_micros(d)))
+    }
+
+    /// `self - d`.
+    pub fn minus(self, d: Duration) -> Time {
+        Time(self.0.saturating_sub(duration_micros(d)))
+    }
+
+    /// `self - secs` seconds (secs may be any i64, as in Go's `now.Add(-time.Second * n)`).
+    pub fn minus_secs(self, secs: i64) -> Time {
+        Time(self.0.saturating_sub(secs.saturating_mul(MICROS_PER_SEC)))
+    }
+
+    /// Go's `t.Before(u)`: strictly earlier.
+    pub fn before(self, other: Time) -> bool {
+        self.0 < other.0
+    }
+
+    /// Go's `t.After(u)`: strictly later.
+    pub fn after(self, other: Time) -> bool {
+        self.0 > other.0
+    }
+}
+
+fn duration_micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cutoffs_are_strict() {
+        let now = Time::from_secs(300);
+        let cutoff = now.minus(Duration::from_secs(300));
+        let at_cutoff = Time::from_secs(0);
+        assert!(!at_cutoff.before(cutoff));
+        assert!(!at_cutoff.after(cutoff));
+        assert!(Time::from_micros(1).after(cutoff));
+        assert!(Time::from_micros(-1).before(cutoff));
+    }
+
+    #[test]
+    fn go_zero_time_is_far_in_the_past_and_survives_arithmetic() {
+        let z = Time::GO_ZERO;
+        assert!(z.before(Time::from_secs(0)));
+        assert_eq!(z.plus(Duration::from_secs(60)).minus_secs(60), z);
+    }
+}

@@ -1,0 +1,167 @@
+//! What the decision core is given at one instant: the target's scale, its pods and what the
+//! metrics APIs answered. These are lean views of the Kubernetes objects (the controller converts
+//! `Pod`s and API responses into them), so the core stays free of IO and fast on large pod lists.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::time::Time;
+
+/// The target's scale subresource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScaleView {
+    /// `spec.replicas`: what the HPA treats as the current replica count.
+    pub spec_replicas: i32,
+    /// `status.replicas`: used by per-pod Object and External metrics.
+    pub status_replicas: i32,
+    /// `status.selector`, the label selector of the target's pods (`None` or empty: missing).
+    pub selector: Option<String>,
+}
+
+/// A pod's phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PodPhase {
+    /// Not yet running.
+    Pending,
+    /// Running.
+    Running,
+    /// All containers exited successfully.
+    Succeeded,
+    /// Failed.
+    Failed,
+    /// Unknown.
+    Unknown,
+}
+
+/// A condition's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConditionStatus {
+    /// `True`.
+    True,
+    /// `False`.
+    False,
+    /// `Unknown`.
+    Unknown,
+}
+
+impl ConditionStatus {
+    /// The Kubernetes spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConditionStatus::True => "True",
+            ConditionStatus::False => "False",
+            ConditionStatus::Unknown => "Unknown",
+        }
+    }
+}
+
+/// A pod's `Ready` condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadyCondition {
+    /// Its status.
+    pub status: ConditionStatus,
+    /// `lastTransitionTime`; `None` is Go's zero time.
+    pub last_transition: Option<Time>,
+}
+
+/// The resource requests of one container: `(resource name, milli-value)` pairs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ContainerRequests {
+    /// The container's name.
+    pub name: String,
+    /// Its requests, e.g. `("cpu", 500)`.
+    pub requests: Vec<(String, i64)>,
+}
+
+impl ContainerRequests {
+    /// The request for `resource`, if set.
+    pub fn get(&self, resource: &str) -> Option<i64> {
+        self.requests
+            .iter()
+            .find(|(r, _)| r == resource)
+            .map(|(_, v)| *v)
+    }
+}
+
+/// One pod of the target, as the HPA sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodView {
+    /// `metadata.name`.
+    pub name: String,
+    /// `status.phase`.
+    pub phase: PodPhase,
+    /// The `Ready` condition, if present.
+    pub ready: Option<ReadyCondition>,
+    /// `status.startTime`, if set.
+    pub start_time: Option<Time>,
+    /// `metadata.deletionTimestamp` is set.
+    pub deleted: bool,
+    /// `spec.containers` with their requests.
+    pub containers: Vec<ContainerRequests>,
+    /// `spec.initContainers` with `restartPolicy: Always` (sidecars); their requests count.
+    pub sidecars: Vec<ContainerRequests>,
+    /// Pod-level `spec.resources.requests`, if set (used with the PodLevelResources gate).
+    pub pod_requests: Option<Vec<(String, i64)>>,
+}
+
+/// One pod's sample from a metrics API (upstream's `metricsclient.PodMetric`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PodMetric {
+    /// The value, in milli-units.
+    pub value: i64,
+    /// When it was sampled.
+    pub timestamp: Time,
+    /// The sampling window.
+    pub window: Duration,
+}
+
+/// What a metrics API returned for one metric of the HPA's spec, after the metrics client's
+/// conversion (upstream's `metrics.MetricsClient`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetricValues {
+    /// Per-pod samples by pod name (Resource, ContainerResource and Pods metrics), with the
+    /// timestamp of the first item of the response.
+    PerPod {
+        /// Samples by pod name.
+        samples: BTreeMap<String, PodMetric>,
+        /// The timestamp of the response's first item.
+        timestamp: Time,
+    },
+    /// The single value of an Object metric.
+    Object {
+        /// Milli-value.
+        value: i64,
+        /// Sample time.
+        timestamp: Time,
+    },
+    /// The series of an External metric.
+    External {
+        /// Milli-values, one per series.
+        values: Vec<i64>,
+        /// Sample time.
+        timestamp: Time,
+    },
+}
+
+/// One metric's reading: the values, or the metrics client's error text (for example
+/// `no metrics returned from resource metrics API`).
+pub type MetricReading = Result<MetricValues, String>;
+
+/// Everything the core looks at for one reconcile of one HPA.
+#[derive(Debug, Clone)]
+pub struct Observation<'a> {
+    /// The instant of this reconcile.
+    pub now: Time,
+    /// The HPA as stored by the API server (defaults applied), with the status last written.
+    pub hpa: &'a k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler,
+    /// The target's scale, or the error getting it (e.g.
+    /// `deployments.apps "web" not found`).
+    pub scale: Result<ScaleView, String>,
+    /// The pods matching the scale's selector.
+    pub pods: &'a [PodView],
+    /// One reading per entry of `spec.metrics`, in order.
+    pub metrics: &'a [MetricReading],
+    /// Keys (`namespace/name`) of every HPA, this one included, whose selector matches any of the
+    /// pods; more than one makes the selector ambiguous. Empty means "only this HPA".
+    pub hpas_selecting_pods: &'a [String],
+}

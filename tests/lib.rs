@@ -1,0 +1,1 @@
+//! Workspace-level test suites live in this crate's tests; see `corpus.rs` and `cli.rs`.
