@@ -1,1 +1,14 @@
-//! placeholder
+//! hpa-harness: runs the HPA conformance corpus against a target and reports the results.
+//!
+//! Data flow: case files ([`case`]) are loaded and checked; the [`runner`] advances virtual time
+//! tick by tick over a simulated cluster ([`world`]), asks a [`target`] for its decision, applies
+//! it, records a [`trace`] and checks the expectations; [`report`] renders the results.
+
+pub mod case;
+pub mod cli;
+pub mod report;
+pub mod runner;
+pub mod target;
+pub mod trace;
+pub mod world;
+pub mod yaml;

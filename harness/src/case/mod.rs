@@ -1,0 +1,7 @@
+//! Cases: the file format ([`model`]), and loading with validation ([`load`]).
+
+pub mod load;
+pub mod model;
+
+pub use load::{Case, LoadError, discover, load_case};
+pub use model::CaseFile;

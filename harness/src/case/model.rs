@@ -1,0 +1,415 @@
+//! The case file format: one YAML document per HPA scenario. Strict — every struct denies unknown
+//! fields — and documented field by field, because the JSON Schema (`cases/schema.json`) that
+//! editors use for completion is generated from these types.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One conformance case.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CaseFile {
+    /// Unique, stable name (kebab-case), used in reports and snapshot names.
+    pub name: String,
+    /// One line saying what the case shows.
+    pub title: String,
+    /// Where the behaviour is stated.
+    pub source: Source,
+    /// Findings worth keeping with the case (e.g. where the docs and upstream differ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    /// Feature-gate values the case assumes, by upstream name (e.g. `HPAScaleToZero: true`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub feature_gates: BTreeMap<String, bool>,
+    /// Overrides of the controller's settings (kube-controller-manager flags).
+    #[serde(default)]
+    pub settings: SettingsOverrides,
+    /// The controller's memory before the first tick; by default it has never seen the HPA.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemorySeed>,
+    /// The HPA exactly as a user writes it (`apiVersion: autoscaling/v2`).
+    pub hpa: HorizontalPodAutoscaler,
+    /// The scale target and its pods.
+    pub workload: Workload,
+    /// What happens, at virtual times.
+    #[serde(default)]
+    pub timeline: Vec<TimelineEntry>,
+    /// How long to run, in seconds (default: the last timeline or expectation time plus one sync
+    /// period).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_seconds: Option<u32>,
+    /// The expected outcome.
+    pub expect: Expectations,
+}
+
+/// Where a case's behaviour is stated: a seed document and its section, or an upstream test.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Source {
+    /// A seed document's file name (under `shared/seeds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<String>,
+    /// The section of the seed document (its heading).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    /// An upstream unit test, e.g. `TestScaleUpCMUnreadyAndHotCpuNoLessScale` or a fact id
+    /// `HT/TestScaleUp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
+}
+
+/// Controller settings overrides; unset fields keep kube-controller-manager's defaults.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SettingsOverrides {
+    /// `--horizontal-pod-autoscaler-sync-period` in seconds (default 15): the tick length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_period_seconds: Option<u32>,
+    /// `--horizontal-pod-autoscaler-tolerance` (default 0.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
+    /// `--horizontal-pod-autoscaler-cpu-initialization-period` in seconds (default 300).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_initialization_period_seconds: Option<u32>,
+    /// `--horizontal-pod-autoscaler-initial-readiness-delay` in seconds (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_readiness_delay_seconds: Option<u32>,
+    /// `--horizontal-pod-autoscaler-downscale-stabilization` in seconds (default 300).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub downscale_stabilization_seconds: Option<u32>,
+}
+
+/// The controller's memory before the first tick (times are virtual seconds, usually negative).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MemorySeed {
+    /// Recorded recommendations. An empty list means "seen before, nothing recorded", so no
+    /// initial recommendation is taken (what upstream's unit tests do).
+    #[serde(default)]
+    pub recommendations: Vec<SeedRecommendation>,
+    /// Recent scale-ups.
+    #[serde(default)]
+    pub scale_up_events: Vec<SeedScaleEvent>,
+    /// Recent scale-downs.
+    #[serde(default)]
+    pub scale_down_events: Vec<SeedScaleEvent>,
+}
+
+/// A recommendation in the seeded memory.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SeedRecommendation {
+    /// Recommended replicas.
+    pub replicas: i32,
+    /// When (virtual seconds; negative is before the first tick).
+    pub at: i64,
+}
+
+/// A scale event in the seeded memory.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SeedScaleEvent {
+    /// Replicas added or removed (positive).
+    pub change: i32,
+    /// When (virtual seconds).
+    pub at: i64,
+}
+
+/// The scale target and how its pods behave.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Workload {
+    /// `spec.replicas` at t=0.
+    pub replicas: i32,
+    /// The scale's `status.selector` (default `app=<scaleTargetRef.name>`); `""` means the target
+    /// reports no selector.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// The pod template.
+    pub pod: PodTemplate,
+    /// How new pods start.
+    #[serde(default)]
+    pub startup: Startup,
+    /// Age in seconds of the pods that exist at t=0 (default 3600: long started and ready).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_pod_age_seconds: Option<u32>,
+    /// The sampling window the metrics APIs report, in seconds (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric_window_seconds: Option<u32>,
+}
+
+/// The pod template: containers and their requests.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PodTemplate {
+    /// `spec.containers`.
+    pub containers: Vec<Container>,
+    /// `spec.initContainers` with `restartPolicy: Always` (sidecars): their requests count.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sidecars: Vec<Container>,
+    /// Pod-level `spec.resources.requests` (PodLevelResources).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<BTreeMap<String, String>>,
+}
+
+/// A container and its requests.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Container {
+    /// Its name.
+    pub name: String,
+    /// `resources.requests`, as quantities (e.g. `cpu: 500m`).
+    #[serde(default)]
+    pub requests: BTreeMap<String, String>,
+}
+
+/// How a new pod starts: pending, then running but not ready, then ready.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Startup {
+    /// Seconds in phase Pending after creation (default 0).
+    #[serde(default)]
+    pub pending_seconds: u32,
+    /// Seconds from start until the Ready condition turns True (default 0).
+    #[serde(default)]
+    pub ready_after_seconds: u32,
+    /// A CPU spike while starting: new pods report this CPU usage instead of their load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_cpu: Option<HotCpu>,
+}
+
+/// A start-up CPU spike.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HotCpu {
+    /// CPU usage reported meanwhile (e.g. `900m`).
+    pub usage: String,
+    /// For how many seconds after start.
+    pub for_seconds: u32,
+}
+
+/// Changes at one virtual time. Several kinds of change may share an entry.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TimelineEntry {
+    /// When, in seconds from the start (applied before the tick at that time).
+    pub at: u32,
+    /// Set the load of one metric.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<Load>,
+    /// Set the load of several metrics.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loads: Vec<Load>,
+    /// Change the target's `spec.replicas` by hand (e.g. to 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_replicas: Option<i32>,
+    /// Override the scale's `status.replicas` (e.g. a rolling-update surge); `null` clears.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_replicas: Option<i32>,
+    /// Change the readiness, phase or deletion of some pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pods: Option<PodChange>,
+    /// Which pods the metrics API returns no sample for (replaces the earlier set for the metric).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_missing: Option<MetricsMissing>,
+    /// Make a metrics API fail for one metric, or recover.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric_error: Option<MetricError>,
+    /// Make the scale subresource fail, or recover.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_api: Option<ScaleApi>,
+}
+
+/// The load of one metric. Give exactly one of `total`, `perPod`, `pods`, `value`, `series`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Load {
+    /// The metric: the resource name (`cpu`, `memory`) for Resource and ContainerResource
+    /// metrics, the metric name for Pods, Object and External metrics.
+    pub metric: String,
+    /// For resources: the container whose usage this is (default: the first container).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    /// A total spread evenly over the ready pods (not-ready pods report 0); it re-spreads as pods
+    /// come and go.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<String>,
+    /// The same value for every pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_pod: Option<String>,
+    /// Explicit values by pod ordinal (oldest first); later pods report 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pods: Option<Vec<String>>,
+    /// The value of an Object metric.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// The series values of an External metric.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Vec<String>>,
+}
+
+/// Which pods a change applies to: `ordinals` (positions, oldest first), the `newest` N, or
+/// `all`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PodChange {
+    /// Positions in the pod list, oldest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordinals: Option<Vec<usize>>,
+    /// The newest N pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub newest: Option<usize>,
+    /// Every pod.
+    #[serde(default)]
+    pub all: bool,
+    /// Set the Ready condition (its transition time becomes now when it changes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    /// Set the phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
+    /// Mark deleted (`deletionTimestamp` set; the pod lingers while terminating).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted: Option<bool>,
+}
+
+/// A pod phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum Phase {
+    /// Pending.
+    Pending,
+    /// Running.
+    Running,
+    /// Succeeded.
+    Succeeded,
+    /// Failed.
+    Failed,
+}
+
+/// Pods without samples for a metric.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MetricsMissing {
+    /// The metric (as in `load.metric`).
+    pub metric: String,
+    /// Positions in the pod list, oldest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordinals: Option<Vec<usize>>,
+    /// The newest N pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub newest: Option<usize>,
+}
+
+/// A metrics API failure for one metric.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MetricError {
+    /// The metric (as in `load.metric`).
+    pub metric: String,
+    /// The metrics client's error text; absent: the API recovers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Scale subresource failures; absent fields recover.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScaleApi {
+    /// Error text of GET scale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub get_error: Option<String>,
+    /// Error text of UPDATE scale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_error: Option<String>,
+}
+
+/// The expected outcome.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Expectations {
+    /// The distinct successive replica counts over the whole run, starting with the initial one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<Vec<i32>>,
+    /// The replica count after the last tick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_replicas: Option<i32>,
+    /// Checks at given ticks.
+    #[serde(default)]
+    pub at: Vec<ExpectAt>,
+}
+
+/// Checks after the tick at one virtual time.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExpectAt {
+    /// The tick (must be a multiple of the sync period).
+    pub t: u32,
+    /// The target's replicas after the tick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// `status.desiredReplicas`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub desired_replicas: Option<i32>,
+    /// `status.currentReplicas`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_replicas: Option<i32>,
+    /// `status.lastScaleTime` as a virtual time (seconds); `-1` means unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_scale_time: Option<i64>,
+    /// Conditions that must be present (others are not checked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<ExpectCondition>>,
+    /// Exactly the events of this tick, in order (`[]`: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<ExpectEvent>>,
+    /// `status.currentMetrics`, one entry per spec metric, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_metrics: Option<Vec<ExpectMetric>>,
+}
+
+/// An expected condition.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExpectCondition {
+    /// `AbleToScale`, `ScalingActive`, `ScalingLimited` or `ScaledToZero`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `"True"` or `"False"`.
+    pub status: String,
+    /// The reason, e.g. `ScaleDownStabilized`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// An expected event.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExpectEvent {
+    /// The reason, e.g. `SuccessfulRescale`.
+    pub reason: String,
+    /// `Normal` or `Warning` (not checked when absent).
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub type_: Option<String>,
+    /// A substring the message must contain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_contains: Option<String>,
+}
+
+/// An expected `currentMetrics` entry; only the fields given are checked. Quantities compare by
+/// value (`0.5` equals `500m`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExpectMetric {
+    /// `current.averageUtilization`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub average_utilization: Option<i32>,
+    /// `current.averageValue`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub average_value: Option<String>,
+    /// `current.value`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}

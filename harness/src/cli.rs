@@ -1,0 +1,232 @@
+//! The `hpa-conformance` command line: `run`, `explain`, `schema`. [`main`] takes the arguments and
+//! output streams and returns the exit code, so tests drive it in process.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::case::{Case, LoadError, discover, load_case};
+use crate::report::{self, RunReport};
+use crate::runner::{RunOptions, run_case};
+use crate::target::{CoreTarget, Target};
+
+/// Runs the HPA conformance corpus against a target.
+#[derive(Debug, Parser)]
+#[command(name = "hpa-conformance", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A line per case and a summary.
+    Human,
+    /// One JSON document.
+    Json,
+    /// JUnit XML.
+    Junit,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run cases (default: everything under `cases/`).
+    Run {
+        /// Case files or folders.
+        paths: Vec<PathBuf>,
+        /// The implementation under test: `core` (the in-process reference core).
+        #[arg(long, default_value = "core")]
+        target: String,
+        /// Report format.
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
+        /// Only cases whose name or file contains this text.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Feature gates the target runs with, e.g. `HPAScaleToZero=true,HPAConfigurableTolerance=false`
+        /// (default: Kubernetes 1.36's defaults). Cases that assume other values are skipped.
+        #[arg(long, value_delimiter = ',')]
+        feature_gates: Vec<String>,
+    },
+    /// Print a case's tick-by-tick trace as a table that says why each decision was made.
+    Explain {
+        /// The case file.
+        case: PathBuf,
+        /// The implementation under test.
+        #[arg(long, default_value = "core")]
+        target: String,
+    },
+    /// Print the JSON Schema of case files (`cases/schema.json`).
+    Schema,
+}
+
+/// The JSON Schema of case files, as written to `cases/schema.json`.
+pub fn schema_json() -> String {
+    let schema = schemars::schema_for!(crate::case::CaseFile);
+    let mut s = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn make_target(name: &str) -> Result<Box<dyn Target>, String> {
+    match name {
+        "core" => Ok(Box::new(CoreTarget)),
+        other => Err(format!("unknown target {other:?} (available: core)")),
+    }
+}
+
+fn parse_gates(list: &[String]) -> Result<BTreeMap<String, bool>, String> {
+    let mut out = BTreeMap::new();
+    for item in list.iter().filter(|s| !s.is_empty()) {
+        let (k, v) = item
+            .split_once('=')
+            .ok_or_else(|| format!("feature gate {item:?} is not NAME=true|false"))?;
+        let v: bool = v
+            .parse()
+            .map_err(|_| format!("feature gate {k}: {v:?} is not true or false"))?;
+        hpa_reference::FeatureGates::default()
+            .get(k)
+            .map_err(|e| e.to_string())?;
+        out.insert(k.to_string(), v);
+    }
+    Ok(out)
+}
+
+/// Loads every case under `paths`: the good ones and the errors of the bad ones.
+pub fn load_all(paths: &[PathBuf]) -> (Vec<Case>, Vec<LoadError>) {
+    let files = match discover(paths) {
+        Ok(f) => f,
+        Err(e) => {
+            return (
+                Vec::new(),
+                vec![LoadError {
+                    path: paths.first().cloned().unwrap_or_default(),
+                    pos: Default::default(),
+                    reason: format!("cannot list case files: {e}"),
+                }],
+            );
+        }
+    };
+    let mut cases = Vec::new();
+    let mut errors = Vec::new();
+    for f in files {
+        match load_case(&f) {
+            Ok(c) => cases.push(c),
+            Err(e) => errors.push(e),
+        }
+    }
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    cases.retain(|c| match seen.get(c.name()) {
+        Some(first) => {
+            errors.push(LoadError {
+                path: c.path.clone(),
+                pos: crate::yaml::Pos { line: 1, column: 1 },
+                reason: format!("duplicate case name {:?} (also in {})", c.name(), first.display()),
+            });
+            false
+        }
+        None => {
+            seen.insert(c.name().to_string(), c.path.clone());
+            true
+        }
+    });
+    (cases, errors)
+}
+
+/// Runs the CLI; returns the exit code.
+pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = if e.use_stderr() {
+                write!(err, "{e}")
+            } else {
+                write!(out, "{e}")
+            };
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Schema => {
+            let _ = out.write_all(schema_json().as_bytes());
+            0
+        }
+        Command::Run {
+            paths,
+            target,
+            format,
+            filter,
+            feature_gates,
+        } => {
+            let target = match make_target(&target) {
+                Ok(t) => t,
+                Err(e) => {
+                    let _ = writeln!(err, "error: {e}");
+                    return 2;
+                }
+            };
+            let fixed_gates = match parse_gates(&feature_gates) {
+                Ok(g) => g,
+                Err(e) => {
+                    let _ = writeln!(err, "error: {e}");
+                    return 2;
+                }
+            };
+            let paths = if paths.is_empty() {
+                vec![PathBuf::from("cases")]
+            } else {
+                paths
+            };
+            let (mut cases, bad_input) = load_all(&paths);
+            if let Some(f) = &filter {
+                cases.retain(|c| c.name().contains(f.as_str()) || c.path.to_string_lossy().contains(f.as_str()));
+            }
+            let opts = RunOptions { fixed_gates };
+            let results = cases.iter().map(|c| run_case(c, target.as_ref(), &opts)).collect();
+            let report = RunReport {
+                target: target.name(),
+                results,
+                bad_input,
+            };
+            for e in &report.bad_input {
+                let _ = writeln!(err, "{e}");
+            }
+            let text = match format {
+                Format::Human => report::human::render(&report),
+                Format::Json => report::json::render(&report),
+                Format::Junit => report::junit::render(&report),
+            };
+            let _ = out.write_all(text.as_bytes());
+            report.exit_code()
+        }
+        Command::Explain { case, target } => {
+            let target = match make_target(&target) {
+                Ok(t) => t,
+                Err(e) => {
+                    let _ = writeln!(err, "error: {e}");
+                    return 2;
+                }
+            };
+            let case = match load_case(&case) {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = writeln!(err, "{e}");
+                    return 2;
+                }
+            };
+            let result = run_case(&case, target.as_ref(), &RunOptions::default());
+            let _ = out.write_all(report::explain::render(&case, &result).as_bytes());
+            if result.passed() || matches!(result.outcome, crate::runner::Outcome::Skipped(_)) {
+                0
+            } else {
+                1
+            }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! The human report: a line per case; on failure the expected-vs-actual diff at the first failing
+//! tick with the trace around it; a closing `N passed, N failed, N skipped` line.
+
+use std::fmt::Write;
+
+use super::RunReport;
+use crate::runner::{CaseResult, Failure, Outcome};
+use crate::trace::TickTrace;
+
+fn tick_line(t: &TickTrace) -> String {
+    format!(
+        "      t={:<5} {:>3} -> {:<3} pods {:<14} desired {:<3} {}",
+        t.t,
+        t.replicas_before,
+        t.replicas,
+        t.pods,
+        t.desired,
+        t.why.as_deref().unwrap_or("")
+    )
+}
+
+fn failure_text(r: &CaseResult, failures: &[Failure], out: &mut String) {
+    let first_t = failures.iter().find_map(|f| f.t);
+    for f in failures {
+        let at = f.t.map_or("whole run".to_string(), |t| format!("t={t}"));
+        let _ = writeln!(out, "    {at}: {}: expected {}, got {}", f.check, f.expected, f.actual);
+    }
+    let around: Vec<&TickTrace> = match first_t {
+        Some(t) => r.trace.iter().filter(|x| (x.t - t).abs() <= 60).collect(),
+        None => r.trace.iter().collect(),
+    };
+    if !around.is_empty() {
+        let _ = writeln!(out, "    trace{}:", first_t.map_or(String::new(), |t| format!(" around t={t}")));
+        for tick in around {
+            let _ = writeln!(out, "{}", tick_line(tick));
+            if first_t == Some(tick.t) {
+                let _ = writeln!(out, "        conditions: {}", tick.conditions);
+                for e in &tick.events {
+                    let _ = writeln!(out, "        event: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// Renders the report.
+pub fn render(report: &RunReport) -> String {
+    let mut out = String::new();
+    for r in &report.results {
+        let ms = r.elapsed.as_secs_f64() * 1000.0;
+        match &r.outcome {
+            Outcome::Passed => {
+                let _ = writeln!(out, "PASS  {}  ({} ticks, {ms:.1} ms)", r.name, r.trace.len());
+            }
+            Outcome::Skipped(why) => {
+                let _ = writeln!(out, "SKIP  {}  ({why})", r.name);
+            }
+            Outcome::Errored(why) => {
+                let _ = writeln!(out, "ERROR {}  ({})", r.name, r.file);
+                let _ = writeln!(out, "    {why}");
+            }
+            Outcome::Failed(failures) => {
+                let _ = writeln!(out, "FAIL  {}  ({})", r.name, r.file);
+                failure_text(r, failures, &mut out);
+            }
+        }
+    }
+    for e in &report.bad_input {
+        let _ = writeln!(out, "BAD   {e}");
+    }
+    let (p, f, s) = report.counts();
+    if !report.bad_input.is_empty() {
+        let _ = writeln!(out, "{} case file(s) could not be loaded", report.bad_input.len());
+    }
+    let _ = writeln!(out, "conformance: {p} passed, {f} failed, {s} skipped");
+    out
+}

@@ -1,0 +1,97 @@
+//! The JSON report: one document with a `cases` list; each case has `name`, `passed`, `skipped`,
+//! `skip_reason`, `failures` and `trace` (ticks with `t` and `replicas` after the tick). The shape
+//! is stable: tools and CI read it.
+
+use serde::Serialize;
+
+use super::RunReport;
+use crate::runner::{Failure, Outcome};
+use crate::trace::TickTrace;
+
+#[derive(Serialize)]
+struct JsonCase<'a> {
+    name: &'a str,
+    file: &'a str,
+    passed: bool,
+    skipped: bool,
+    skip_reason: Option<&'a str>,
+    error: Option<&'a str>,
+    failures: &'a [Failure],
+    trajectory: Vec<i32>,
+    trace: &'a [TickTrace],
+}
+
+#[derive(Serialize)]
+struct JsonBadInput {
+    file: String,
+    line: u64,
+    column: u64,
+    reason: String,
+}
+
+#[derive(Serialize)]
+struct JsonSummary {
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+    bad_input: usize,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    target: &'a str,
+    summary: JsonSummary,
+    cases: Vec<JsonCase<'a>>,
+    bad_input: Vec<JsonBadInput>,
+}
+
+/// Renders the report.
+pub fn render(report: &RunReport) -> String {
+    let (passed, failed, skipped) = report.counts();
+    let doc = JsonReport {
+        target: &report.target,
+        summary: JsonSummary {
+            passed,
+            failed,
+            skipped,
+            bad_input: report.bad_input.len(),
+        },
+        cases: report
+            .results
+            .iter()
+            .map(|r| JsonCase {
+                name: &r.name,
+                file: &r.file,
+                passed: r.passed(),
+                skipped: matches!(r.outcome, Outcome::Skipped(_)),
+                skip_reason: match &r.outcome {
+                    Outcome::Skipped(why) => Some(why),
+                    _ => None,
+                },
+                error: match &r.outcome {
+                    Outcome::Errored(why) => Some(why),
+                    _ => None,
+                },
+                failures: match &r.outcome {
+                    Outcome::Failed(f) => f,
+                    _ => &[],
+                },
+                trajectory: crate::runner::trajectory(&r.trace),
+                trace: &r.trace,
+            })
+            .collect(),
+        bad_input: report
+            .bad_input
+            .iter()
+            .map(|e| JsonBadInput {
+                file: e.path.display().to_string(),
+                line: e.pos.line,
+                column: e.pos.column,
+                reason: e.reason.clone(),
+            })
+            .collect(),
+    };
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()));
+    s.push('\n');
+    s
+}

@@ -1,0 +1,305 @@
+//! The virtual-time runner: for each tick t = 0, P, 2P, … it applies the timeline entries due, shows
+//! the target the world, applies what the target did, records the trace and checks the
+//! expectations due at t.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use hpa_reference::quantity::parse_milli;
+use hpa_reference::{FeatureGates, Settings};
+use serde::Serialize;
+
+use crate::case::Case;
+use crate::case::model::{ExpectAt, ExpectMetric};
+use crate::target::{GateSupport, Target, TickOutcome};
+use crate::trace::{TickTrace, metric_current, tick_trace};
+use crate::world::World;
+
+/// One expectation that did not hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    /// The tick, or `None` for whole-run checks (trajectory, final replicas).
+    pub t: Option<i64>,
+    /// What was checked, e.g. `replicas`.
+    pub check: String,
+    /// Expected.
+    pub expected: String,
+    /// Actual.
+    pub actual: String,
+}
+
+/// How a case ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every expectation held.
+    Passed,
+    /// Some did not.
+    Failed(Vec<Failure>),
+    /// Not run, with the reason.
+    Skipped(String),
+    /// The target could not run it.
+    Errored(String),
+}
+
+/// A case's result.
+#[derive(Debug, Clone)]
+pub struct CaseResult {
+    /// The case's name.
+    pub name: String,
+    /// Its file.
+    pub file: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Its trace (possibly partial when errored).
+    pub trace: Vec<TickTrace>,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+impl CaseResult {
+    /// Passed.
+    pub fn passed(&self) -> bool {
+        self.outcome == Outcome::Passed
+    }
+}
+
+/// Options for a run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Gates fixed on the command line: a case that assumes another value is skipped.
+    pub fixed_gates: BTreeMap<String, bool>,
+}
+
+/// The settings a case runs with on a target, or why it must be skipped.
+pub fn resolve_settings(case: &Case, support: GateSupport, opts: &RunOptions) -> Result<Settings, String> {
+    let mut gates = match support {
+        GateSupport::PerCase => {
+            let mut g = FeatureGates::KUBERNETES_1_36;
+            for (name, v) in &opts.fixed_gates {
+                g.set(name, *v).map_err(|e| e.to_string())?;
+            }
+            g
+        }
+        GateSupport::Fixed(g) => g,
+    };
+    for (name, want) in &case.file.feature_gates {
+        let have = gates.get(name).map_err(|e| e.to_string())?;
+        let fixed = match support {
+            GateSupport::PerCase => opts.fixed_gates.contains_key(name),
+            GateSupport::Fixed(_) => true,
+        };
+        if have != *want {
+            if fixed {
+                return Err(format!(
+                    "needs feature gate {name}={want}, but the target runs with {name}={have}"
+                ));
+            }
+            gates.set(name, *want).map_err(|e| e.to_string())?;
+        }
+    }
+    let o = &case.file.settings;
+    let d = Settings::default();
+    let secs = |v: Option<u32>, default: Duration| v.map_or(default, |s| Duration::from_secs(u64::from(s)));
+    Ok(Settings {
+        sync_period: Duration::from_secs(u64::from(case.sync_period)),
+        tolerance: o.tolerance.unwrap_or(d.tolerance),
+        cpu_initialization_period: secs(o.cpu_initialization_period_seconds, d.cpu_initialization_period),
+        initial_readiness_delay: secs(o.initial_readiness_delay_seconds, d.initial_readiness_delay),
+        downscale_stabilization: secs(o.downscale_stabilization_seconds, d.downscale_stabilization),
+        gates,
+        ..d
+    })
+}
+
+fn fail(t: Option<i64>, check: &str, expected: impl ToString, actual: impl ToString) -> Failure {
+    Failure {
+        t,
+        check: check.into(),
+        expected: expected.to_string(),
+        actual: actual.to_string(),
+    }
+}
+
+fn same_quantity(expected: &str, actual: &Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>) -> bool {
+    match (parse_milli(expected), actual.as_ref().map(|q| parse_milli(&q.0))) {
+        (Ok(e), Some(Ok(a))) => e == a,
+        _ => false,
+    }
+}
+
+fn check_metrics(t: i64, want: &[ExpectMetric], outcome: &TickOutcome, out: &mut Vec<Failure>) {
+    let have: Vec<_> = outcome.status.current_metrics.iter().flatten().collect();
+    if have.len() != want.len() {
+        out.push(fail(Some(t), "currentMetrics (count)", want.len(), have.len()));
+        return;
+    }
+    for (i, (w, h)) in want.iter().zip(have).enumerate() {
+        let current = metric_current(h).map(|(_, c)| c.clone()).unwrap_or_default();
+        if let Some(u) = w.average_utilization
+            && current.average_utilization != Some(u)
+        {
+            out.push(fail(Some(t), &format!("currentMetrics[{i}].averageUtilization"), u, format!("{:?}", current.average_utilization)));
+        }
+        if let Some(v) = &w.average_value
+            && !same_quantity(v, &current.average_value)
+        {
+            out.push(fail(Some(t), &format!("currentMetrics[{i}].averageValue"), v, format!("{:?}", current.average_value.map(|q| q.0))));
+        }
+        if let Some(v) = &w.value
+            && !same_quantity(v, &current.value)
+        {
+            out.push(fail(Some(t), &format!("currentMetrics[{i}].value"), v, format!("{:?}", current.value.map(|q| q.0))));
+        }
+    }
+}
+
+fn check_tick(x: &ExpectAt, t: i64, replicas: i32, outcome: &TickOutcome, out: &mut Vec<Failure>) {
+    let s = &outcome.status;
+    if let Some(r) = x.replicas
+        && r != replicas
+    {
+        out.push(fail(Some(t), "replicas", r, replicas));
+    }
+    if let Some(d) = x.desired_replicas
+        && d != s.desired_replicas
+    {
+        out.push(fail(Some(t), "status.desiredReplicas", d, s.desired_replicas));
+    }
+    if let Some(c) = x.current_replicas
+        && Some(c) != s.current_replicas
+    {
+        out.push(fail(Some(t), "status.currentReplicas", c, format!("{:?}", s.current_replicas)));
+    }
+    if let Some(l) = x.last_scale_time {
+        let actual = s
+            .last_scale_time
+            .as_ref()
+            .map(|ts| crate::world::virtual_secs(hpa_reference::conditions::core_time(ts)))
+            .unwrap_or(-1);
+        if actual != l {
+            out.push(fail(Some(t), "status.lastScaleTime", l, actual));
+        }
+    }
+    for c in x.conditions.iter().flatten() {
+        let found = s.conditions.iter().flatten().find(|h| h.type_ == c.type_);
+        let ok = found.is_some_and(|h| {
+            h.status == c.status && c.reason.as_ref().is_none_or(|r| h.reason.as_ref() == Some(r))
+        });
+        if !ok {
+            let want = format!("{}={}/{}", c.type_, c.status, c.reason.as_deref().unwrap_or("*"));
+            let have = found.map_or("absent".to_string(), |h| {
+                format!("{}={}/{}", h.type_, h.status, h.reason.as_deref().unwrap_or(""))
+            });
+            out.push(fail(Some(t), "condition", want, have));
+        }
+    }
+    if let Some(events) = &x.events {
+        let ok = events.len() == outcome.events.len()
+            && events.iter().zip(&outcome.events).all(|(w, h)| {
+                w.reason == h.reason
+                    && w.type_.as_ref().is_none_or(|ty| ty == h.type_.as_str())
+                    && w.message_contains.as_ref().is_none_or(|m| h.message.contains(m.as_str()))
+            });
+        if !ok {
+            let want: Vec<String> = events
+                .iter()
+                .map(|e| {
+                    let mut s = format!("{} {}", e.type_.as_deref().unwrap_or("*"), e.reason);
+                    if let Some(m) = &e.message_contains {
+                        s.push_str(&format!(" (~{m:?})"));
+                    }
+                    s
+                })
+                .collect();
+            let have: Vec<String> = outcome
+                .events
+                .iter()
+                .map(|e| format!("{} {}: {}", e.type_.as_str(), e.reason, e.message))
+                .collect();
+            out.push(fail(Some(t), "events", format!("{want:?}"), format!("{have:?}")));
+        }
+    }
+    if let Some(m) = &x.current_metrics {
+        check_metrics(t, m, outcome, out);
+    }
+}
+
+/// The distinct successive replica counts of a trace, starting with the initial one.
+pub fn trajectory(trace: &[TickTrace]) -> Vec<i32> {
+    let mut out: Vec<i32> = Vec::new();
+    for tick in trace {
+        for r in [tick.replicas_before, tick.replicas] {
+            if out.last() != Some(&r) {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
+/// Runs one case on a target.
+pub fn run_case(case: &Case, target: &dyn Target, opts: &RunOptions) -> CaseResult {
+    let started = Instant::now();
+    let result = |outcome, trace| CaseResult {
+        name: case.name().to_string(),
+        file: case.path.display().to_string(),
+        outcome,
+        trace,
+        elapsed: started.elapsed(),
+    };
+    let settings = match resolve_settings(case, target.gate_support(), opts) {
+        Ok(s) => s,
+        Err(reason) => return result(Outcome::Skipped(reason), Vec::new()),
+    };
+    let mut session = match target.start(case, &settings) {
+        Ok(s) => s,
+        Err(e) => return result(Outcome::Errored(e.message), Vec::new()),
+    };
+    let mut world = World::new(case);
+    let mut trace = Vec::new();
+    let mut failures = Vec::new();
+    let period = i64::from(case.sync_period);
+    let mut applied = 0usize;
+    let mut timeline: Vec<_> = case.file.timeline.iter().collect();
+    timeline.sort_by_key(|e| e.at);
+    let mut t = 0i64;
+    while t <= i64::from(case.duration) {
+        while applied < timeline.len() && i64::from(timeline[applied].at) <= t {
+            world.apply(timeline[applied], t);
+            applied += 1;
+        }
+        let before = world.replicas();
+        let pods = world.pod_counts(t);
+        let snapshot = world.snapshot(t);
+        let outcome = match session.tick(&snapshot) {
+            Ok(o) => o,
+            Err(e) => {
+                return result(Outcome::Errored(format!("at t={t}: {}", e.message)), trace);
+            }
+        };
+        world.apply_outcome(outcome.scaled_to, outcome.status.clone(), t);
+        let after = world.replicas();
+        trace.push(tick_trace(t, before, after, pods, &outcome));
+        for x in case.file.expect.at.iter().filter(|x| i64::from(x.t) == t) {
+            check_tick(x, t, after, &outcome, &mut failures);
+        }
+        t += period;
+    }
+    if let Some(want) = &case.file.expect.trajectory {
+        let have = trajectory(&trace);
+        if &have != want {
+            failures.push(fail(None, "trajectory", format!("{want:?}"), format!("{have:?}")));
+        }
+    }
+    if let Some(want) = case.file.expect.final_replicas
+        && Some(want) != trace.last().map(|x| x.replicas)
+    {
+        failures.push(fail(None, "final replicas", want, format!("{:?}", trace.last().map(|x| x.replicas))));
+    }
+    let outcome = if failures.is_empty() {
+        Outcome::Passed
+    } else {
+        Outcome::Failed(failures)
+    };
+    result(outcome, trace)
+}

@@ -1,0 +1,134 @@
+//! Targets: the implementations under test. A target starts one session per case, keeps its own
+//! memory between ticks, and answers each tick's [`Snapshot`] with a [`TickOutcome`]. The runner
+//! never reaches into a target.
+//!
+//! [`CoreTarget`] is the in-process reference core (virtual time, no IO).
+
+use hpa_reference::{
+    Event, Explanation, FeatureGates, Memory, Observation, Recommendation, ScaleEvent, Settings,
+    decide,
+};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
+
+use crate::case::Case;
+use crate::world::{Snapshot, instant};
+
+/// A target failed to run a case (not: the case's expectations failed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct TargetError {
+    /// What went wrong.
+    pub message: String,
+}
+
+/// What a target did at one tick.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TickOutcome {
+    /// The replica count written to the scale (a successful write), if any.
+    pub scaled_to: Option<i32>,
+    /// The HPA status written.
+    pub status: HorizontalPodAutoscalerStatus,
+    /// Events recorded at this tick.
+    pub events: Vec<Event>,
+    /// Why (targets that can explain their decisions).
+    pub explanation: Option<Explanation>,
+}
+
+/// Which feature gates a target can run a case with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateSupport {
+    /// Any combination, chosen per case.
+    PerCase,
+    /// Only these (e.g. a running cluster).
+    Fixed(FeatureGates),
+}
+
+/// One case on one target.
+pub trait Session {
+    /// Decides one tick.
+    fn tick(&mut self, snapshot: &Snapshot) -> Result<TickOutcome, TargetError>;
+}
+
+/// An implementation under test.
+pub trait Target {
+    /// A short name for reports, e.g. `core`.
+    fn name(&self) -> String;
+    /// Which gates it can run with.
+    fn gate_support(&self) -> GateSupport;
+    /// Starts a case with these settings (gates resolved by the runner).
+    fn start(&self, case: &Case, settings: &Settings) -> Result<Box<dyn Session>, TargetError>;
+}
+
+/// The controller's memory as the case seeds it (`None`: never seen the HPA).
+pub fn seeded_memory(case: &Case) -> Memory {
+    let Some(seed) = &case.file.memory else {
+        return Memory::default();
+    };
+    let event = |e: &crate::case::model::SeedScaleEvent| ScaleEvent {
+        change: e.change,
+        timestamp: instant(e.at),
+        outdated: false,
+    };
+    Memory {
+        recommendations: Some(
+            seed.recommendations
+                .iter()
+                .map(|r| Recommendation {
+                    replicas: r.replicas,
+                    timestamp: instant(r.at),
+                })
+                .collect(),
+        ),
+        scale_up_events: seed.scale_up_events.iter().map(event).collect(),
+        scale_down_events: seed.scale_down_events.iter().map(event).collect(),
+    }
+}
+
+/// The reference decision core, in process.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CoreTarget;
+
+struct CoreSession {
+    settings: Settings,
+    memory: Memory,
+}
+
+impl Session for CoreSession {
+    fn tick(&mut self, s: &Snapshot) -> Result<TickOutcome, TargetError> {
+        let obs = Observation {
+            now: s.now,
+            hpa: &s.hpa,
+            scale: s.scale.clone(),
+            pods: &s.pods,
+            metrics: &s.metrics,
+            hpas_selecting_pods: &[],
+        };
+        let plan = decide(&obs, &self.settings, &mut self.memory);
+        let write = match (&plan.rescale, &s.scale_update_error) {
+            (Some(_), Some(e)) => Err(e.clone()),
+            _ => Ok(()),
+        };
+        let d = plan.finish(write, &mut self.memory);
+        Ok(TickOutcome {
+            scaled_to: d.scaled_to,
+            status: d.status,
+            events: d.events,
+            explanation: Some(d.explanation),
+        })
+    }
+}
+
+impl Target for CoreTarget {
+    fn name(&self) -> String {
+        "core".into()
+    }
+    fn gate_support(&self) -> GateSupport {
+        GateSupport::PerCase
+    }
+    fn start(&self, case: &Case, settings: &Settings) -> Result<Box<dyn Session>, TargetError> {
+        Ok(Box::new(CoreSession {
+            settings: settings.clone(),
+            memory: seeded_memory(case),
+        }))
+    }
+}

@@ -1,0 +1,165 @@
+//! The trace of a case: target-independent facts per tick, kept compact so snapshots review like
+//! code. Two targets agree on a case when their traces (without the `why` explanations only some
+//! targets can give) are equal.
+
+use hpa_reference::quantity::parse_milli;
+use hpa_reference::{Explanation, Path};
+use k8s_openapi::api::autoscaling::v2::{MetricStatus, MetricValueStatus};
+use serde::Serialize;
+
+use crate::target::TickOutcome;
+use crate::world::virtual_secs;
+
+/// One tick.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TickTrace {
+    /// Virtual seconds.
+    pub t: i64,
+    /// The target's replicas before the tick.
+    pub replicas_before: i32,
+    /// The target's replicas after the tick.
+    pub replicas: i32,
+    /// Pods before the tick: total (not deleted) and ready.
+    pub pods: String,
+    /// `status.desiredReplicas`.
+    pub desired: i32,
+    /// `status.currentReplicas`.
+    pub current: Option<i32>,
+    /// `status.lastScaleTime` in virtual seconds.
+    pub last_scale_time: Option<i64>,
+    /// `status.currentMetrics`, one entry per metric.
+    pub metrics: Vec<String>,
+    /// `status.conditions` as `Type=Status/Reason`.
+    pub conditions: String,
+    /// Events of this tick as `Type Reason: message`.
+    pub events: Vec<String>,
+    /// Why (from targets that explain): proposals, stabilized and limited values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+fn milli_text(q: &Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>) -> Option<String> {
+    q.as_ref().map(|q| match parse_milli(&q.0) {
+        Ok(m) if m % 1000 == 0 => format!("{}", m / 1000),
+        Ok(m) => format!("{m}m"),
+        Err(_) => q.0.clone(),
+    })
+}
+
+/// The current value of a metric status and its label.
+pub fn metric_current(m: &MetricStatus) -> Option<(String, &MetricValueStatus)> {
+    match m.type_.as_str() {
+        "Resource" => m.resource.as_ref().map(|r| (r.name.clone(), &r.current)),
+        "ContainerResource" => m
+            .container_resource
+            .as_ref()
+            .map(|r| (format!("{}/{}", r.container, r.name), &r.current)),
+        "Pods" => m.pods.as_ref().map(|p| (format!("pods/{}", p.metric.name), &p.current)),
+        "Object" => m.object.as_ref().map(|o| {
+            (
+                format!("{}/{} {}", o.described_object.kind, o.described_object.name, o.metric.name),
+                &o.current,
+            )
+        }),
+        "External" => m.external.as_ref().map(|e| (format!("external/{}", e.metric.name), &e.current)),
+        _ => None,
+    }
+}
+
+fn metric_text(m: &MetricStatus) -> String {
+    match metric_current(m) {
+        None => "<none>".into(),
+        Some((label, c)) => {
+            let mut parts = Vec::new();
+            if let Some(u) = c.average_utilization {
+                parts.push(format!("{u}%"));
+            }
+            if let Some(v) = milli_text(&c.average_value) {
+                parts.push(format!("avg {v}"));
+            }
+            if let Some(v) = milli_text(&c.value) {
+                parts.push(format!("value {v}"));
+            }
+            format!("{label}: {}", parts.join(", "))
+        }
+    }
+}
+
+fn why_text(e: &Explanation) -> String {
+    let path = match e.path {
+        Path::ScaleUnavailable => return "scale unavailable".into(),
+        Path::ScalingDisabled => return "scaling disabled (target at zero)".into(),
+        Path::AboveMax => return "above maxReplicas: clamp".into(),
+        Path::BelowMin => return "below minReplicas: clamp".into(),
+        Path::MetricsFailed => "metrics failed",
+        Path::Computed => "",
+    };
+    let proposals: Vec<String> = e
+        .metrics
+        .iter()
+        .map(|m| match (&m.proposal, &m.reasoning) {
+            (Some(p), Some(r)) => {
+                let mut s = format!("{p} (ratio {:.4}", r.ratio);
+                if let Some(a) = r.adjusted_ratio {
+                    s.push_str(&format!(", adjusted {a:.4}"));
+                }
+                if r.ready + r.unready + r.missing + r.ignored > 0 {
+                    s.push_str(&format!(
+                        "; ready {} unready {} missing {} ignored {}",
+                        r.ready, r.unready, r.missing, r.ignored
+                    ));
+                }
+                s.push(')');
+                s
+            }
+            _ => "invalid".to_string(),
+        })
+        .collect();
+    if !path.is_empty() {
+        return format!("{path}: [{}]", proposals.join(", "));
+    }
+    format!(
+        "proposals [{}] -> {} -> stabilized {} -> limited {}",
+        proposals.join(", "),
+        e.metric_desired.map_or("-".into(), |v| v.to_string()),
+        e.stabilized.map_or("-".into(), |v| v.to_string()),
+        e.limited.map_or("-".into(), |v| v.to_string()),
+    )
+}
+
+/// Builds a tick's trace from what the target did.
+pub fn tick_trace(
+    t: i64,
+    replicas_before: i32,
+    replicas: i32,
+    pods: (usize, usize),
+    outcome: &TickOutcome,
+) -> TickTrace {
+    let s = &outcome.status;
+    TickTrace {
+        t,
+        replicas_before,
+        replicas,
+        pods: format!("{} ({} ready)", pods.0, pods.1),
+        desired: s.desired_replicas,
+        current: s.current_replicas,
+        last_scale_time: s
+            .last_scale_time
+            .as_ref()
+            .map(|ts| virtual_secs(hpa_reference::conditions::core_time(ts))),
+        metrics: s.current_metrics.iter().flatten().map(metric_text).collect(),
+        conditions: s
+            .conditions
+            .iter()
+            .flatten()
+            .map(|c| format!("{}={}/{}", c.type_, c.status, c.reason.as_deref().unwrap_or("")))
+            .collect::<Vec<_>>()
+            .join(", "),
+        events: outcome
+            .events
+            .iter()
+            .map(|e| format!("{} {}: {}", e.type_.as_str(), e.reason, e.message))
+            .collect(),
+        why: outcome.explanation.as_ref().map(why_text),
+    }
+}

@@ -1,0 +1,559 @@
+//! The simulated cluster of one case: the scale target, its pods (created when the scale grows,
+//! with start and readiness per the case's start-up model; removed when it shrinks as a
+//! ReplicaSet picks them: pending, then not ready, then newest), the load per metric, injected
+//! API errors, and the HPA with the status the target last wrote.
+//!
+//! The workload adds or removes pods only when its replica count changes; a pod a timeline entry
+//! marks failed or deleted is not replaced by itself (so upstream's static pod lists can be set up).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use hpa_reference::quantity::parse_milli;
+use hpa_reference::{
+    ConditionStatus, ContainerRequests, MetricReading, MetricValues, PodMetric, PodPhase, PodView,
+    ReadyCondition, ScaleView, Time,
+};
+use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
+
+use crate::case::Case;
+use crate::case::model::{Load, Phase, PodChange, TimelineEntry};
+
+/// Virtual t=0 is 2000-01-01T00:00:00Z (what Go's `testing/synctest` bubbles start at).
+pub const EPOCH_SECS: i64 = 946_684_800;
+
+/// The instant of virtual second `t`.
+pub fn instant(t: i64) -> Time {
+    Time::from_secs(EPOCH_SECS + t)
+}
+
+/// The virtual second of an instant (rounded down).
+pub fn virtual_secs(t: Time) -> i64 {
+    t.as_micros().div_euclid(1_000_000) - EPOCH_SECS
+}
+
+#[derive(Debug, Clone)]
+struct SimPod {
+    name: String,
+    created: i64,
+    /// Started before the case began (no start-up spike).
+    initial: bool,
+    phase: Option<Phase>,
+    /// (ready, transition time) set by the timeline.
+    ready: Option<(bool, i64)>,
+    deleted: bool,
+}
+
+#[derive(Debug, Clone)]
+enum LoadRule {
+    Total(i64),
+    PerPod(i64),
+    Explicit(Vec<i64>),
+}
+
+/// What kind of metric a key names, and for resources the container its load applies to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum MetricKind {
+    Resource,
+    ContainerResource(String),
+    Pods,
+    Object,
+    External,
+}
+
+/// What a target sees at one tick.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// Virtual seconds.
+    pub t: i64,
+    /// The instant.
+    pub now: Time,
+    /// The HPA as stored, with the status last written.
+    pub hpa: HorizontalPodAutoscaler,
+    /// GET scale: the scale, or the error.
+    pub scale: Result<ScaleView, String>,
+    /// UPDATE scale will fail with this error.
+    pub scale_update_error: Option<String>,
+    /// The pods matching the selector.
+    pub pods: Vec<PodView>,
+    /// One reading per metric of the spec.
+    pub metrics: Vec<MetricReading>,
+}
+
+/// The simulated cluster.
+#[derive(Debug, Clone)]
+pub struct World {
+    name: String,
+    replicas: i32,
+    status_replicas: Option<i32>,
+    selector: String,
+    pods: Vec<SimPod>,
+    next_seq: u64,
+    containers: Vec<ContainerRequests>,
+    sidecars: Vec<ContainerRequests>,
+    pod_requests: Option<Vec<(String, i64)>>,
+    pending_seconds: i64,
+    ready_after: i64,
+    hot_cpu: Option<(i64, i64)>,
+    window: Duration,
+    resource_loads: BTreeMap<(String, String), LoadRule>,
+    custom_loads: BTreeMap<String, LoadRule>,
+    object_values: BTreeMap<String, i64>,
+    external_series: BTreeMap<String, Vec<i64>>,
+    missing: BTreeMap<String, BTreeSet<String>>,
+    metric_errors: BTreeMap<String, String>,
+    get_scale_error: Option<String>,
+    update_scale_error: Option<String>,
+    hpa: HorizontalPodAutoscaler,
+    kinds: BTreeMap<String, MetricKind>,
+}
+
+fn requests(map: &BTreeMap<String, String>) -> Vec<(String, i64)> {
+    map.iter()
+        .map(|(r, q)| (r.clone(), parse_milli(q).unwrap_or(0)))
+        .collect()
+}
+
+fn q(s: &str) -> i64 {
+    // Quantities were checked when the case was loaded.
+    parse_milli(s).unwrap_or(0)
+}
+
+impl World {
+    /// The world at t=0 for a case.
+    pub fn new(case: &Case) -> World {
+        let w = &case.file.workload;
+        let name = case.hpa.spec.scale_target_ref.name.clone();
+        let containers: Vec<ContainerRequests> = w
+            .pod
+            .containers
+            .iter()
+            .map(|c| ContainerRequests {
+                name: c.name.clone(),
+                requests: requests(&c.requests),
+            })
+            .collect();
+        let mut kinds = BTreeMap::new();
+        for m in case.hpa.spec.metrics.iter().flatten() {
+            let key = crate::case::load::metric_key(m);
+            let kind = match m.type_.as_str() {
+                "Resource" => MetricKind::Resource,
+                "ContainerResource" => MetricKind::ContainerResource(
+                    m.container_resource
+                        .as_ref()
+                        .map(|c| c.container.clone())
+                        .unwrap_or_default(),
+                ),
+                "Pods" => MetricKind::Pods,
+                "Object" => MetricKind::Object,
+                _ => MetricKind::External,
+            };
+            kinds.entry(key).or_insert(kind);
+        }
+        let age = i64::from(w.initial_pod_age_seconds.unwrap_or(3600));
+        let mut world = World {
+            selector: w.selector.clone().unwrap_or_else(|| format!("app={name}")),
+            name,
+            replicas: w.replicas,
+            status_replicas: None,
+            pods: Vec::new(),
+            next_seq: 0,
+            sidecars: w
+                .pod
+                .sidecars
+                .iter()
+                .map(|c| ContainerRequests {
+                    name: c.name.clone(),
+                    requests: requests(&c.requests),
+                })
+                .collect(),
+            containers,
+            pod_requests: w.pod.requests.as_ref().map(requests),
+            pending_seconds: i64::from(w.startup.pending_seconds),
+            ready_after: i64::from(w.startup.ready_after_seconds),
+            hot_cpu: w
+                .startup
+                .hot_cpu
+                .as_ref()
+                .map(|h| (q(&h.usage), i64::from(h.for_seconds))),
+            window: Duration::from_secs(u64::from(w.metric_window_seconds.unwrap_or(30))),
+            resource_loads: BTreeMap::new(),
+            custom_loads: BTreeMap::new(),
+            object_values: BTreeMap::new(),
+            external_series: BTreeMap::new(),
+            missing: BTreeMap::new(),
+            metric_errors: BTreeMap::new(),
+            get_scale_error: None,
+            update_scale_error: None,
+            hpa: case.hpa.clone(),
+            kinds,
+        };
+        for _ in 0..w.replicas.max(0) {
+            world.add_pod(-age, true);
+        }
+        world
+    }
+
+    fn add_pod(&mut self, created: i64, initial: bool) {
+        self.pods.push(SimPod {
+            name: format!("{}-{:04}", self.name, self.next_seq),
+            created,
+            initial,
+            phase: None,
+            ready: None,
+            deleted: false,
+        });
+        self.next_seq += 1;
+    }
+
+    /// The target's `spec.replicas`.
+    pub fn replicas(&self) -> i32 {
+        self.replicas
+    }
+
+    /// The HPA as stored.
+    pub fn hpa(&self) -> &HorizontalPodAutoscaler {
+        &self.hpa
+    }
+
+    fn phase_at(&self, p: &SimPod, t: i64) -> Phase {
+        p.phase.unwrap_or(if t < p.created + self.pending_seconds {
+            Phase::Pending
+        } else {
+            Phase::Running
+        })
+    }
+
+    fn start_of(&self, p: &SimPod) -> i64 {
+        p.created + self.pending_seconds
+    }
+
+    /// (ready, last transition) at `t`.
+    fn ready_at(&self, p: &SimPod, t: i64) -> (bool, i64) {
+        if let Some(r) = p.ready {
+            return r;
+        }
+        if self.phase_at(p, t) == Phase::Pending {
+            return (false, p.created);
+        }
+        let start = self.start_of(p);
+        let ready_time = start + self.ready_after;
+        if t >= ready_time {
+            (true, ready_time)
+        } else {
+            (false, start)
+        }
+    }
+
+    fn active(&self, p: &SimPod, t: i64) -> bool {
+        !p.deleted && !matches!(self.phase_at(p, t), Phase::Failed | Phase::Succeeded)
+    }
+
+    fn serving(&self, p: &SimPod, t: i64) -> bool {
+        !p.deleted && self.phase_at(p, t) == Phase::Running && self.ready_at(p, t).0
+    }
+
+    /// Sets `spec.replicas` and adds or removes pods to match.
+    pub fn set_replicas(&mut self, replicas: i32, t: i64) {
+        self.replicas = replicas.max(0);
+        let active: Vec<usize> = (0..self.pods.len())
+            .filter(|i| self.active(&self.pods[*i], t))
+            .collect();
+        let want = self.replicas as usize;
+        if active.len() < want {
+            for _ in active.len()..want {
+                self.add_pod(t, false);
+            }
+        } else if active.len() > want {
+            // ReplicaSet ranking: pending first, then not ready, then newest.
+            let mut ranked = active;
+            ranked.sort_by_key(|i| {
+                let p = &self.pods[*i];
+                let pending = self.phase_at(p, t) == Phase::Pending;
+                let ready = self.ready_at(p, t).0;
+                (!pending, ready, std::cmp::Reverse(p.created), std::cmp::Reverse(*i))
+            });
+            let excess = ranked.len() - want;
+            let remove: BTreeSet<usize> = ranked.into_iter().take(excess).collect();
+            let mut i = 0;
+            self.pods.retain(|_| {
+                let keep = !remove.contains(&i);
+                i += 1;
+                keep
+            });
+        }
+    }
+
+    fn pick(&self, ordinals: &Option<Vec<usize>>, newest: Option<usize>, all: bool) -> Vec<usize> {
+        let n = self.pods.len();
+        if all {
+            (0..n).collect()
+        } else if let Some(k) = newest {
+            (n.saturating_sub(k)..n).collect()
+        } else {
+            ordinals.iter().flatten().copied().filter(|i| *i < n).collect()
+        }
+    }
+
+    fn apply_pod_change(&mut self, c: &PodChange, t: i64) {
+        for i in self.pick(&c.ordinals, c.newest, c.all) {
+            if let Some(phase) = c.phase {
+                self.pods[i].phase = Some(phase);
+            }
+            if let Some(ready) = c.ready {
+                let (now_ready, since) = self.ready_at(&self.pods[i], t);
+                self.pods[i].ready = Some(if now_ready == ready { (ready, since) } else { (ready, t) });
+            }
+            if let Some(d) = c.deleted {
+                self.pods[i].deleted = d;
+            }
+        }
+    }
+
+    fn apply_load(&mut self, l: &Load) {
+        let kind = self.kinds.get(&l.metric).cloned().unwrap_or(MetricKind::Pods);
+        let rule = if let Some(v) = &l.total {
+            LoadRule::Total(q(v))
+        } else if let Some(v) = l.per_pod.as_ref().or(l.value.as_ref()) {
+            LoadRule::PerPod(q(v))
+        } else if let Some(vs) = &l.pods {
+            LoadRule::Explicit(vs.iter().map(|v| q(v)).collect())
+        } else {
+            LoadRule::Explicit(Vec::new())
+        };
+        match kind {
+            MetricKind::Resource | MetricKind::ContainerResource(_) => {
+                let container = l.container.clone().unwrap_or_else(|| match &kind {
+                    MetricKind::ContainerResource(c) => c.clone(),
+                    _ => self.containers.first().map(|c| c.name.clone()).unwrap_or_default(),
+                });
+                self.resource_loads.insert((l.metric.clone(), container), rule);
+            }
+            MetricKind::Pods => {
+                self.custom_loads.insert(l.metric.clone(), rule);
+            }
+            MetricKind::Object => {
+                let v = l.value.as_ref().or(l.total.as_ref()).or(l.per_pod.as_ref());
+                self.object_values.insert(l.metric.clone(), v.map(|v| q(v)).unwrap_or(0));
+            }
+            MetricKind::External => {
+                let series = match (&l.series, l.value.as_ref().or(l.total.as_ref())) {
+                    (Some(s), _) => s.iter().map(|v| q(v)).collect(),
+                    (None, Some(v)) => vec![q(v)],
+                    _ => Vec::new(),
+                };
+                self.external_series.insert(l.metric.clone(), series);
+            }
+        }
+    }
+
+    /// Applies one timeline entry at `t`.
+    pub fn apply(&mut self, e: &TimelineEntry, t: i64) {
+        for l in e.load.iter().chain(&e.loads) {
+            self.apply_load(l);
+        }
+        if let Some(c) = &e.pods {
+            self.apply_pod_change(c, t);
+        }
+        if let Some(m) = &e.metrics_missing {
+            let names = self
+                .pick(&m.ordinals, m.newest, false)
+                .into_iter()
+                .map(|i| self.pods[i].name.clone())
+                .collect();
+            self.missing.insert(m.metric.clone(), names);
+        }
+        if let Some(m) = &e.metric_error {
+            match &m.message {
+                Some(msg) => self.metric_errors.insert(m.metric.clone(), msg.clone()),
+                None => self.metric_errors.remove(&m.metric),
+            };
+        }
+        if let Some(s) = &e.scale_api {
+            self.get_scale_error = s.get_error.clone();
+            self.update_scale_error = s.update_error.clone();
+        }
+        if let Some(r) = e.status_replicas {
+            self.status_replicas = Some(r);
+        }
+        if let Some(r) = e.set_replicas {
+            self.set_replicas(r, t);
+        }
+    }
+
+    /// Applies what the target did at `t`: a successful scale write and the status it wrote.
+    pub fn apply_outcome(&mut self, scaled_to: Option<i32>, status: HorizontalPodAutoscalerStatus, t: i64) {
+        if let Some(n) = scaled_to {
+            self.set_replicas(n, t);
+        }
+        self.hpa.status = Some(status);
+    }
+
+    fn rule_value(&self, rule: Option<&LoadRule>, idx: usize, serving: &[usize]) -> i64 {
+        match rule {
+            None => 0,
+            Some(LoadRule::PerPod(v)) => *v,
+            Some(LoadRule::Explicit(vs)) => vs.get(idx).copied().unwrap_or(0),
+            Some(LoadRule::Total(total)) => {
+                match serving.iter().position(|i| *i == idx) {
+                    None => 0,
+                    Some(rank) => {
+                        let n = serving.len() as i64;
+                        total / n + i64::from((rank as i64) < total % n)
+                    }
+                }
+            }
+        }
+    }
+
+    fn container_usage(&self, resource: &str, container: &str, idx: usize, t: i64, serving: &[usize]) -> i64 {
+        let p = &self.pods[idx];
+        if resource == "cpu"
+            && let Some((usage, secs)) = self.hot_cpu
+            && !p.initial
+            && t < self.start_of(p) + secs
+        {
+            let first = self.containers.first().map(|c| c.name.as_str()) == Some(container);
+            return if first { usage } else { 0 };
+        }
+        self.rule_value(
+            self.resource_loads.get(&(resource.to_string(), container.to_string())),
+            idx,
+            serving,
+        )
+    }
+
+    /// What the target sees at `t`.
+    pub fn snapshot(&self, t: i64) -> Snapshot {
+        let now = instant(t);
+        let serving: Vec<usize> = (0..self.pods.len()).filter(|i| self.serving(&self.pods[*i], t)).collect();
+        let pods: Vec<PodView> = self
+            .pods
+            .iter()
+            .map(|p| {
+                let phase = self.phase_at(p, t);
+                let (ready, since) = self.ready_at(p, t);
+                PodView {
+                    name: p.name.clone(),
+                    phase: match phase {
+                        Phase::Pending => PodPhase::Pending,
+                        Phase::Running => PodPhase::Running,
+                        Phase::Succeeded => PodPhase::Succeeded,
+                        Phase::Failed => PodPhase::Failed,
+                    },
+                    ready: Some(ReadyCondition {
+                        status: if ready { ConditionStatus::True } else { ConditionStatus::False },
+                        last_transition: Some(instant(since)),
+                    }),
+                    start_time: (phase != Phase::Pending).then(|| instant(self.start_of(p))),
+                    deleted: p.deleted,
+                    containers: self.containers.clone(),
+                    sidecars: self.sidecars.clone(),
+                    pod_requests: self.pod_requests.clone(),
+                }
+            })
+            .collect();
+
+        let reporting = |key: &str| -> Vec<usize> {
+            let missing = self.missing.get(key);
+            (0..self.pods.len())
+                .filter(|i| {
+                    let p = &self.pods[*i];
+                    self.phase_at(p, t) == Phase::Running && !missing.is_some_and(|m| m.contains(&p.name))
+                })
+                .collect()
+        };
+        let sample = |value: i64| PodMetric {
+            value,
+            timestamp: now,
+            window: self.window,
+        };
+        let per_pod = |samples: BTreeMap<String, PodMetric>, empty: &str| -> MetricReading {
+            if samples.is_empty() {
+                Err(empty.to_string())
+            } else {
+                Ok(MetricValues::PerPod { samples, timestamp: now })
+            }
+        };
+        const NO_RESOURCE: &str = "no metrics returned from resource metrics API";
+        let metrics = self
+            .hpa
+            .spec
+            .metrics
+            .iter()
+            .flatten()
+            .map(|m| {
+                let key = crate::case::load::metric_key(m);
+                if let Some(e) = self.metric_errors.get(&key) {
+                    return Err(e.clone());
+                }
+                match self.kinds.get(&key) {
+                    Some(MetricKind::Resource) => {
+                        let samples = reporting(&key)
+                            .into_iter()
+                            .map(|i| {
+                                let total = self
+                                    .containers
+                                    .iter()
+                                    .map(|c| self.container_usage(&key, &c.name, i, t, &serving))
+                                    .sum();
+                                (self.pods[i].name.clone(), sample(total))
+                            })
+                            .collect();
+                        per_pod(samples, NO_RESOURCE)
+                    }
+                    Some(MetricKind::ContainerResource(c)) => {
+                        let samples = reporting(&key)
+                            .into_iter()
+                            .filter(|_| self.containers.iter().any(|x| &x.name == c))
+                            .map(|i| (self.pods[i].name.clone(), sample(self.container_usage(&key, c, i, t, &serving))))
+                            .collect();
+                        per_pod(samples, NO_RESOURCE)
+                    }
+                    Some(MetricKind::Pods) | None => {
+                        let rule = self.custom_loads.get(&key);
+                        let samples = reporting(&key)
+                            .into_iter()
+                            .map(|i| (self.pods[i].name.clone(), sample(self.rule_value(rule, i, &serving))))
+                            .collect();
+                        per_pod(samples, "no metrics returned from custom metrics API")
+                    }
+                    Some(MetricKind::Object) => match self.object_values.get(&key) {
+                        Some(v) => Ok(MetricValues::Object { value: *v, timestamp: now }),
+                        None => Err(format!("unable to fetch metrics from custom metrics API: the server could not find the metric {key} for the described object")),
+                    },
+                    Some(MetricKind::External) => match self.external_series.get(&key) {
+                        Some(vs) if !vs.is_empty() => Ok(MetricValues::External { values: vs.clone(), timestamp: now }),
+                        _ => Err("no metrics returned from external metrics API".into()),
+                    },
+                }
+            })
+            .collect();
+
+        let live = self.pods.iter().filter(|p| self.active(p, t)).count() as i32;
+        let scale = match &self.get_scale_error {
+            Some(e) => Err(e.clone()),
+            None => Ok(ScaleView {
+                spec_replicas: self.replicas,
+                status_replicas: self.status_replicas.unwrap_or(live),
+                selector: Some(self.selector.clone()).filter(|s| !s.is_empty()),
+            }),
+        };
+        Snapshot {
+            t,
+            now,
+            hpa: self.hpa.clone(),
+            scale,
+            scale_update_error: self.update_scale_error.clone(),
+            pods,
+            metrics,
+        }
+    }
+
+    /// Pods at `t`: (total, ready and running).
+    pub fn pod_counts(&self, t: i64) -> (usize, usize) {
+        let total = self.pods.iter().filter(|p| !p.deleted).count();
+        let ready = self.pods.iter().filter(|p| self.serving(p, t)).count();
+        (total, ready)
+    }
+}
