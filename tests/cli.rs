@@ -1,0 +1,248 @@
+//! The command-line contract: exit codes, bad input reported with file:line:col while the good cases
+//! still run, the JSON/JUnit report shapes, feature-gate skips, `explain`, and the published schema.
+
+use std::path::PathBuf;
+
+use hpa_harness::cli;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let mut argv = vec!["hpa-conformance".to_string()];
+    argv.extend(args.iter().map(|a| a.to_string()));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = cli::main(&argv, &mut out, &mut err);
+    (
+        code,
+        String::from_utf8(out).expect("utf-8 stdout"),
+        String::from_utf8(err).expect("utf-8 stderr"),
+    )
+}
+
+fn path(rel: &str) -> String {
+    root().join(rel).display().to_string()
+}
+
+#[test]
+fn broken_case_files_exit_2_with_file_line_column_and_the_good_cases_still_run() {
+    let walkdown = path("cases/behavior/policy-walkdown.yaml");
+    let bad = path("tests/fixtures/bad");
+    let (code, out, err) = run(&["run", &bad, &walkdown, "--format", "json"]);
+    assert_eq!(code, 2, "stderr: {err}");
+    let expected = [
+        (
+            "load-for-unknown-metric.yaml",
+            16,
+            12,
+            "load for \"memory\", which is not a metric of the HPA",
+        ),
+        (
+            "max-below-min.yaml",
+            11,
+            5,
+            "spec.maxReplicas: Invalid value: 3: must be greater than or equal to `minReplicas`",
+        ),
+        (
+            "policy-period-zero.yaml",
+            16,
+            13,
+            "periodSeconds: Invalid value: 0: must be greater than zero",
+        ),
+        ("syntax-error.yaml", 11, 9, ""),
+        (
+            "unknown-case-field.yaml",
+            14,
+            3,
+            "unknown field `readyAfter`",
+        ),
+        (
+            "unknown-hpa-field.yaml",
+            10,
+            5,
+            "unknown field `minReplica`",
+        ),
+        (
+            "window-too-long.yaml",
+            13,
+            9,
+            "must be less than or equal to 3600",
+        ),
+        ("wrong-type.yaml", 10, 18, "invalid i32"),
+    ];
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), expected.len(), "one line per bad file: {err}");
+    for (file, line, col, reason) in expected {
+        let prefix = format!("{}/{file}:{line}:{col}: ", bad);
+        let l = lines
+            .iter()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no line starting {prefix:?} in:\n{err}"));
+        assert!(l.contains(reason), "{l:?} should contain {reason:?}");
+    }
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json report");
+    let cases = doc["cases"].as_array().expect("cases list");
+    assert_eq!(cases.len(), 1);
+    assert_eq!(cases[0]["name"], "policy-walkdown");
+    assert_eq!(cases[0]["passed"], true);
+    assert_eq!(
+        doc["bad_input"].as_array().map(Vec::len),
+        Some(expected.len())
+    );
+}
+
+#[test]
+fn json_report_shows_the_walk_down_replica_values_tick_by_tick() {
+    let (code, out, _) = run(&[
+        "run",
+        &path("cases/behavior/policy-walkdown.yaml"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0);
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let trace = doc["cases"][0]["trace"].as_array().expect("trace");
+    assert_eq!(trace[0]["t"], 0);
+    let mut distinct: Vec<i64> = Vec::new();
+    for tick in trace {
+        let r = tick["replicas"].as_i64().expect("replicas");
+        if distinct.last() != Some(&r) {
+            distinct.push(r);
+        }
+    }
+    assert_eq!(
+        distinct,
+        [80, 72, 64, 57, 51, 45, 40, 36, 32, 28, 24, 20, 16, 12, 10]
+    );
+    assert_eq!(doc["cases"][0]["skipped"], false);
+    assert!(doc["cases"][0]["skip_reason"].is_null());
+}
+
+#[test]
+fn a_case_needing_a_gate_the_run_fixes_otherwise_is_skipped_with_the_reason() {
+    let case = path("tests/fixtures/gated/tolerance-needs-gate.yaml");
+    let (code, out, _) = run(&[
+        "run",
+        &case,
+        "--format",
+        "json",
+        "--feature-gates",
+        "HPAConfigurableTolerance=false",
+    ]);
+    assert_eq!(code, 0, "a skip is not a failure");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(doc["cases"][0]["skipped"], true);
+    assert_eq!(doc["cases"][0]["passed"], false);
+    assert_eq!(
+        doc["cases"][0]["skip_reason"],
+        "needs feature gate HPAConfigurableTolerance=true, but the target runs with HPAConfigurableTolerance=false"
+    );
+    // With the gate at its 1.36 default (on) the case runs and passes.
+    let (code, out, _) = run(&["run", &case]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("PASS  tolerance-needs-gate"));
+    // Human and JUnit outputs say skipped too.
+    let (_, out, _) = run(&[
+        "run",
+        &case,
+        "--feature-gates",
+        "HPAConfigurableTolerance=false",
+    ]);
+    assert!(
+        out.contains("SKIP  tolerance-needs-gate  (needs feature gate"),
+        "{out}"
+    );
+    assert!(out.contains("0 passed, 0 failed, 1 skipped"), "{out}");
+    let (_, out, _) = run(&[
+        "run",
+        &case,
+        "--format",
+        "junit",
+        "--feature-gates",
+        "HPAConfigurableTolerance=false",
+    ]);
+    assert!(
+        out.contains("<skipped message=\"needs feature gate"),
+        "{out}"
+    );
+}
+
+#[test]
+fn junit_report_has_a_testcase_per_case_and_errors_for_bad_files() {
+    let (code, out, _) = run(&[
+        "run",
+        &path("cases/behavior/policy-walkdown.yaml"),
+        &path("tests/fixtures/bad/wrong-type.yaml"),
+        "--format",
+        "junit",
+    ]);
+    assert_eq!(code, 2);
+    assert!(out.contains("<testcase name=\"policy-walkdown\""), "{out}");
+    assert!(out.contains("type=\"bad-input\""), "{out}");
+    assert!(out.contains("tests=\"2\""), "{out}");
+}
+
+#[test]
+fn a_failing_case_exits_1_and_shows_expected_versus_actual_with_the_trace() {
+    let dir = std::env::temp_dir().join(format!("hpa-conformance-fail-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let text =
+        std::fs::read_to_string(root().join("cases/behavior/policy-walkdown.yaml")).expect("case");
+    let broken = text.replacen(
+        "    - t: 360\n      replicas: 64",
+        "    - t: 360\n      replicas: 65",
+        1,
+    );
+    assert_ne!(text, broken);
+    let file = dir.join("walkdown-wrong.yaml");
+    std::fs::write(&file, broken).expect("write");
+    let (code, out, _) = run(&["run", &file.display().to_string()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("FAIL  policy-walkdown"), "{out}");
+    assert!(
+        out.contains("t=360: replicas: expected 65, got 64"),
+        "{out}"
+    );
+    assert!(out.contains("trace around t=360"), "{out}");
+    assert!(out.contains("0 passed, 1 failed, 0 skipped"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn filter_selects_cases_by_name() {
+    let (code, out, _) = run(&["run", &path("cases"), "--filter", "policy-walkdown"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("1 passed, 0 failed, 0 skipped"), "{out}");
+}
+
+#[test]
+fn explain_prints_why_each_decision_was_made() {
+    let (code, out, _) = run(&["explain", &path("cases/behavior/policy-walkdown.yaml")]);
+    assert_eq!(code, 0);
+    assert!(out.contains("stabilized 80 -> limited 80"), "{out}");
+    assert!(
+        out.contains("event: Normal SuccessfulRescale: New size: 72"),
+        "{out}"
+    );
+    assert!(out.trim_end().ends_with("PASSED"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(run(&["run", "--target", "nope"]).0, 2);
+    assert_eq!(run(&["run", "--feature-gates", "NoSuchGate=true"]).0, 2);
+    assert_eq!(run(&["frobnicate"]).0, 2);
+}
+
+#[test]
+fn the_published_schema_is_current() {
+    let published =
+        std::fs::read_to_string(root().join("cases/schema.json")).expect("cases/schema.json");
+    assert!(
+        published == cli::schema_json(),
+        "cases/schema.json is stale: run `just schema`"
+    );
+    let schema: serde_json::Value = serde_json::from_str(&published).expect("schema is JSON");
+    assert!(schema["properties"]["hpa"].is_object());
+}

@@ -126,7 +126,11 @@ pub fn load_all(paths: &[PathBuf]) -> (Vec<Case>, Vec<LoadError>) {
             errors.push(LoadError {
                 path: c.path.clone(),
                 pos: crate::yaml::Pos { line: 1, column: 1 },
-                reason: format!("duplicate case name {:?} (also in {})", c.name(), first.display()),
+                reason: format!(
+                    "duplicate case name {:?} (also in {})",
+                    c.name(),
+                    first.display()
+                ),
             });
             false
         }
@@ -185,10 +189,15 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             };
             let (mut cases, bad_input) = load_all(&paths);
             if let Some(f) = &filter {
-                cases.retain(|c| c.name().contains(f.as_str()) || c.path.to_string_lossy().contains(f.as_str()));
+                cases.retain(|c| {
+                    c.name().contains(f.as_str()) || c.path.to_string_lossy().contains(f.as_str())
+                });
             }
             let opts = RunOptions { fixed_gates };
-            let results = cases.iter().map(|c| run_case(c, target.as_ref(), &opts)).collect();
+            let results = cases
+                .iter()
+                .map(|c| run_case(c, target.as_ref(), &opts))
+                .collect();
             let report = RunReport {
                 target: target.name(),
                 results,

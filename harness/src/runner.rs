@@ -71,7 +71,11 @@ pub struct RunOptions {
 }
 
 /// The settings a case runs with on a target, or why it must be skipped.
-pub fn resolve_settings(case: &Case, support: GateSupport, opts: &RunOptions) -> Result<Settings, String> {
+pub fn resolve_settings(
+    case: &Case,
+    support: GateSupport,
+    opts: &RunOptions,
+) -> Result<Settings, String> {
     let mut gates = match support {
         GateSupport::PerCase => {
             let mut g = FeatureGates::KUBERNETES_1_36;
@@ -99,11 +103,16 @@ pub fn resolve_settings(case: &Case, support: GateSupport, opts: &RunOptions) ->
     }
     let o = &case.file.settings;
     let d = Settings::default();
-    let secs = |v: Option<u32>, default: Duration| v.map_or(default, |s| Duration::from_secs(u64::from(s)));
+    let secs = |v: Option<u32>, default: Duration| {
+        v.map_or(default, |s| Duration::from_secs(u64::from(s)))
+    };
     Ok(Settings {
         sync_period: Duration::from_secs(u64::from(case.sync_period)),
         tolerance: o.tolerance.unwrap_or(d.tolerance),
-        cpu_initialization_period: secs(o.cpu_initialization_period_seconds, d.cpu_initialization_period),
+        cpu_initialization_period: secs(
+            o.cpu_initialization_period_seconds,
+            d.cpu_initialization_period,
+        ),
         initial_readiness_delay: secs(o.initial_readiness_delay_seconds, d.initial_readiness_delay),
         downscale_stabilization: secs(o.downscale_stabilization_seconds, d.downscale_stabilization),
         gates,
@@ -120,8 +129,14 @@ fn fail(t: Option<i64>, check: &str, expected: impl ToString, actual: impl ToStr
     }
 }
 
-fn same_quantity(expected: &str, actual: &Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>) -> bool {
-    match (parse_milli(expected), actual.as_ref().map(|q| parse_milli(&q.0))) {
+fn same_quantity(
+    expected: &str,
+    actual: &Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+) -> bool {
+    match (
+        parse_milli(expected),
+        actual.as_ref().map(|q| parse_milli(&q.0)),
+    ) {
         (Ok(e), Some(Ok(a))) => e == a,
         _ => false,
     }
@@ -130,25 +145,47 @@ fn same_quantity(expected: &str, actual: &Option<k8s_openapi::apimachinery::pkg:
 fn check_metrics(t: i64, want: &[ExpectMetric], outcome: &TickOutcome, out: &mut Vec<Failure>) {
     let have: Vec<_> = outcome.status.current_metrics.iter().flatten().collect();
     if have.len() != want.len() {
-        out.push(fail(Some(t), "currentMetrics (count)", want.len(), have.len()));
+        out.push(fail(
+            Some(t),
+            "currentMetrics (count)",
+            want.len(),
+            have.len(),
+        ));
         return;
     }
     for (i, (w, h)) in want.iter().zip(have).enumerate() {
-        let current = metric_current(h).map(|(_, c)| c.clone()).unwrap_or_default();
+        let current = metric_current(h)
+            .map(|(_, c)| c.clone())
+            .unwrap_or_default();
         if let Some(u) = w.average_utilization
             && current.average_utilization != Some(u)
         {
-            out.push(fail(Some(t), &format!("currentMetrics[{i}].averageUtilization"), u, format!("{:?}", current.average_utilization)));
+            out.push(fail(
+                Some(t),
+                &format!("currentMetrics[{i}].averageUtilization"),
+                u,
+                format!("{:?}", current.average_utilization),
+            ));
         }
         if let Some(v) = &w.average_value
             && !same_quantity(v, &current.average_value)
         {
-            out.push(fail(Some(t), &format!("currentMetrics[{i}].averageValue"), v, format!("{:?}", current.average_value.map(|q| q.0))));
+            out.push(fail(
+                Some(t),
+                &format!("currentMetrics[{i}].averageValue"),
+                v,
+                format!("{:?}", current.average_value.map(|q| q.0)),
+            ));
         }
         if let Some(v) = &w.value
             && !same_quantity(v, &current.value)
         {
-            out.push(fail(Some(t), &format!("currentMetrics[{i}].value"), v, format!("{:?}", current.value.map(|q| q.0))));
+            out.push(fail(
+                Some(t),
+                &format!("currentMetrics[{i}].value"),
+                v,
+                format!("{:?}", current.value.map(|q| q.0)),
+            ));
         }
     }
 }
@@ -163,12 +200,22 @@ fn check_tick(x: &ExpectAt, t: i64, replicas: i32, outcome: &TickOutcome, out: &
     if let Some(d) = x.desired_replicas
         && d != s.desired_replicas
     {
-        out.push(fail(Some(t), "status.desiredReplicas", d, s.desired_replicas));
+        out.push(fail(
+            Some(t),
+            "status.desiredReplicas",
+            d,
+            s.desired_replicas,
+        ));
     }
     if let Some(c) = x.current_replicas
         && Some(c) != s.current_replicas
     {
-        out.push(fail(Some(t), "status.currentReplicas", c, format!("{:?}", s.current_replicas)));
+        out.push(fail(
+            Some(t),
+            "status.currentReplicas",
+            c,
+            format!("{:?}", s.current_replicas),
+        ));
     }
     if let Some(l) = x.last_scale_time {
         let actual = s
@@ -183,12 +230,25 @@ fn check_tick(x: &ExpectAt, t: i64, replicas: i32, outcome: &TickOutcome, out: &
     for c in x.conditions.iter().flatten() {
         let found = s.conditions.iter().flatten().find(|h| h.type_ == c.type_);
         let ok = found.is_some_and(|h| {
-            h.status == c.status && c.reason.as_ref().is_none_or(|r| h.reason.as_ref() == Some(r))
+            h.status == c.status
+                && c.reason
+                    .as_ref()
+                    .is_none_or(|r| h.reason.as_ref() == Some(r))
         });
         if !ok {
-            let want = format!("{}={}/{}", c.type_, c.status, c.reason.as_deref().unwrap_or("*"));
+            let want = format!(
+                "{}={}/{}",
+                c.type_,
+                c.status,
+                c.reason.as_deref().unwrap_or("*")
+            );
             let have = found.map_or("absent".to_string(), |h| {
-                format!("{}={}/{}", h.type_, h.status, h.reason.as_deref().unwrap_or(""))
+                format!(
+                    "{}={}/{}",
+                    h.type_,
+                    h.status,
+                    h.reason.as_deref().unwrap_or("")
+                )
             });
             out.push(fail(Some(t), "condition", want, have));
         }
@@ -198,7 +258,9 @@ fn check_tick(x: &ExpectAt, t: i64, replicas: i32, outcome: &TickOutcome, out: &
             && events.iter().zip(&outcome.events).all(|(w, h)| {
                 w.reason == h.reason
                     && w.type_.as_ref().is_none_or(|ty| ty == h.type_.as_str())
-                    && w.message_contains.as_ref().is_none_or(|m| h.message.contains(m.as_str()))
+                    && w.message_contains
+                        .as_ref()
+                        .is_none_or(|m| h.message.contains(m.as_str()))
             });
         if !ok {
             let want: Vec<String> = events
@@ -216,7 +278,12 @@ fn check_tick(x: &ExpectAt, t: i64, replicas: i32, outcome: &TickOutcome, out: &
                 .iter()
                 .map(|e| format!("{} {}: {}", e.type_.as_str(), e.reason, e.message))
                 .collect();
-            out.push(fail(Some(t), "events", format!("{want:?}"), format!("{have:?}")));
+            out.push(fail(
+                Some(t),
+                "events",
+                format!("{want:?}"),
+                format!("{have:?}"),
+            ));
         }
     }
     if let Some(m) = &x.current_metrics {
@@ -288,13 +355,23 @@ pub fn run_case(case: &Case, target: &dyn Target, opts: &RunOptions) -> CaseResu
     if let Some(want) = &case.file.expect.trajectory {
         let have = trajectory(&trace);
         if &have != want {
-            failures.push(fail(None, "trajectory", format!("{want:?}"), format!("{have:?}")));
+            failures.push(fail(
+                None,
+                "trajectory",
+                format!("{want:?}"),
+                format!("{have:?}"),
+            ));
         }
     }
     if let Some(want) = case.file.expect.final_replicas
         && Some(want) != trace.last().map(|x| x.replicas)
     {
-        failures.push(fail(None, "final replicas", want, format!("{:?}", trace.last().map(|x| x.replicas))));
+        failures.push(fail(
+            None,
+            "final replicas",
+            want,
+            format!("{:?}", trace.last().map(|x| x.replicas)),
+        ));
     }
     let outcome = if failures.is_empty() {
         Outcome::Passed

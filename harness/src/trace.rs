@@ -38,7 +38,9 @@ pub struct TickTrace {
     pub why: Option<String>,
 }
 
-fn milli_text(q: &Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>) -> Option<String> {
+fn milli_text(
+    q: &Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+) -> Option<String> {
     q.as_ref().map(|q| match parse_milli(&q.0) {
         Ok(m) if m % 1000 == 0 => format!("{}", m / 1000),
         Ok(m) => format!("{m}m"),
@@ -54,14 +56,23 @@ pub fn metric_current(m: &MetricStatus) -> Option<(String, &MetricValueStatus)> 
             .container_resource
             .as_ref()
             .map(|r| (format!("{}/{}", r.container, r.name), &r.current)),
-        "Pods" => m.pods.as_ref().map(|p| (format!("pods/{}", p.metric.name), &p.current)),
+        "Pods" => m
+            .pods
+            .as_ref()
+            .map(|p| (format!("pods/{}", p.metric.name), &p.current)),
         "Object" => m.object.as_ref().map(|o| {
             (
-                format!("{}/{} {}", o.described_object.kind, o.described_object.name, o.metric.name),
+                format!(
+                    "{}/{} {}",
+                    o.described_object.kind, o.described_object.name, o.metric.name
+                ),
                 &o.current,
             )
         }),
-        "External" => m.external.as_ref().map(|e| (format!("external/{}", e.metric.name), &e.current)),
+        "External" => m
+            .external
+            .as_ref()
+            .map(|e| (format!("external/{}", e.metric.name), &e.current)),
         _ => None,
     }
 }
@@ -147,12 +158,24 @@ pub fn tick_trace(
             .last_scale_time
             .as_ref()
             .map(|ts| virtual_secs(hpa_reference::conditions::core_time(ts))),
-        metrics: s.current_metrics.iter().flatten().map(metric_text).collect(),
+        metrics: s
+            .current_metrics
+            .iter()
+            .flatten()
+            .map(metric_text)
+            .collect(),
         conditions: s
             .conditions
             .iter()
             .flatten()
-            .map(|c| format!("{}={}/{}", c.type_, c.status, c.reason.as_deref().unwrap_or("")))
+            .map(|c| {
+                format!(
+                    "{}={}/{}",
+                    c.type_,
+                    c.status,
+                    c.reason.as_deref().unwrap_or("")
+                )
+            })
             .collect::<Vec<_>>()
             .join(", "),
         events: outcome

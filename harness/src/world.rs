@@ -271,7 +271,12 @@ impl World {
                 let p = &self.pods[*i];
                 let pending = self.phase_at(p, t) == Phase::Pending;
                 let ready = self.ready_at(p, t).0;
-                (!pending, ready, std::cmp::Reverse(p.created), std::cmp::Reverse(*i))
+                (
+                    !pending,
+                    ready,
+                    std::cmp::Reverse(p.created),
+                    std::cmp::Reverse(*i),
+                )
             });
             let excess = ranked.len() - want;
             let remove: BTreeSet<usize> = ranked.into_iter().take(excess).collect();
@@ -291,7 +296,12 @@ impl World {
         } else if let Some(k) = newest {
             (n.saturating_sub(k)..n).collect()
         } else {
-            ordinals.iter().flatten().copied().filter(|i| *i < n).collect()
+            ordinals
+                .iter()
+                .flatten()
+                .copied()
+                .filter(|i| *i < n)
+                .collect()
         }
     }
 
@@ -302,7 +312,11 @@ impl World {
             }
             if let Some(ready) = c.ready {
                 let (now_ready, since) = self.ready_at(&self.pods[i], t);
-                self.pods[i].ready = Some(if now_ready == ready { (ready, since) } else { (ready, t) });
+                self.pods[i].ready = Some(if now_ready == ready {
+                    (ready, since)
+                } else {
+                    (ready, t)
+                });
             }
             if let Some(d) = c.deleted {
                 self.pods[i].deleted = d;
@@ -311,7 +325,11 @@ impl World {
     }
 
     fn apply_load(&mut self, l: &Load) {
-        let kind = self.kinds.get(&l.metric).cloned().unwrap_or(MetricKind::Pods);
+        let kind = self
+            .kinds
+            .get(&l.metric)
+            .cloned()
+            .unwrap_or(MetricKind::Pods);
         let rule = if let Some(v) = &l.total {
             LoadRule::Total(q(v))
         } else if let Some(v) = l.per_pod.as_ref().or(l.value.as_ref()) {
@@ -325,16 +343,22 @@ impl World {
             MetricKind::Resource | MetricKind::ContainerResource(_) => {
                 let container = l.container.clone().unwrap_or_else(|| match &kind {
                     MetricKind::ContainerResource(c) => c.clone(),
-                    _ => self.containers.first().map(|c| c.name.clone()).unwrap_or_default(),
+                    _ => self
+                        .containers
+                        .first()
+                        .map(|c| c.name.clone())
+                        .unwrap_or_default(),
                 });
-                self.resource_loads.insert((l.metric.clone(), container), rule);
+                self.resource_loads
+                    .insert((l.metric.clone(), container), rule);
             }
             MetricKind::Pods => {
                 self.custom_loads.insert(l.metric.clone(), rule);
             }
             MetricKind::Object => {
                 let v = l.value.as_ref().or(l.total.as_ref()).or(l.per_pod.as_ref());
-                self.object_values.insert(l.metric.clone(), v.map(|v| q(v)).unwrap_or(0));
+                self.object_values
+                    .insert(l.metric.clone(), v.map(|v| q(v)).unwrap_or(0));
             }
             MetricKind::External => {
                 let series = match (&l.series, l.value.as_ref().or(l.total.as_ref())) {
@@ -382,7 +406,12 @@ impl World {
     }
 
     /// Applies what the target did at `t`: a successful scale write and the status it wrote.
-    pub fn apply_outcome(&mut self, scaled_to: Option<i32>, status: HorizontalPodAutoscalerStatus, t: i64) {
+    pub fn apply_outcome(
+        &mut self,
+        scaled_to: Option<i32>,
+        status: HorizontalPodAutoscalerStatus,
+        t: i64,
+    ) {
         if let Some(n) = scaled_to {
             self.set_replicas(n, t);
         }
@@ -394,19 +423,24 @@ impl World {
             None => 0,
             Some(LoadRule::PerPod(v)) => *v,
             Some(LoadRule::Explicit(vs)) => vs.get(idx).copied().unwrap_or(0),
-            Some(LoadRule::Total(total)) => {
-                match serving.iter().position(|i| *i == idx) {
-                    None => 0,
-                    Some(rank) => {
-                        let n = serving.len() as i64;
-                        total / n + i64::from((rank as i64) < total % n)
-                    }
+            Some(LoadRule::Total(total)) => match serving.iter().position(|i| *i == idx) {
+                None => 0,
+                Some(rank) => {
+                    let n = serving.len() as i64;
+                    total / n + i64::from((rank as i64) < total % n)
                 }
-            }
+            },
         }
     }
 
-    fn container_usage(&self, resource: &str, container: &str, idx: usize, t: i64, serving: &[usize]) -> i64 {
+    fn container_usage(
+        &self,
+        resource: &str,
+        container: &str,
+        idx: usize,
+        t: i64,
+        serving: &[usize],
+    ) -> i64 {
         let p = &self.pods[idx];
         if resource == "cpu"
             && let Some((usage, secs)) = self.hot_cpu
@@ -417,7 +451,8 @@ impl World {
             return if first { usage } else { 0 };
         }
         self.rule_value(
-            self.resource_loads.get(&(resource.to_string(), container.to_string())),
+            self.resource_loads
+                .get(&(resource.to_string(), container.to_string())),
             idx,
             serving,
         )
@@ -426,7 +461,9 @@ impl World {
     /// What the target sees at `t`.
     pub fn snapshot(&self, t: i64) -> Snapshot {
         let now = instant(t);
-        let serving: Vec<usize> = (0..self.pods.len()).filter(|i| self.serving(&self.pods[*i], t)).collect();
+        let serving: Vec<usize> = (0..self.pods.len())
+            .filter(|i| self.serving(&self.pods[*i], t))
+            .collect();
         let pods: Vec<PodView> = self
             .pods
             .iter()
@@ -442,7 +479,11 @@ impl World {
                         Phase::Failed => PodPhase::Failed,
                     },
                     ready: Some(ReadyCondition {
-                        status: if ready { ConditionStatus::True } else { ConditionStatus::False },
+                        status: if ready {
+                            ConditionStatus::True
+                        } else {
+                            ConditionStatus::False
+                        },
                         last_transition: Some(instant(since)),
                     }),
                     start_time: (phase != Phase::Pending).then(|| instant(self.start_of(p))),
@@ -459,7 +500,8 @@ impl World {
             (0..self.pods.len())
                 .filter(|i| {
                     let p = &self.pods[*i];
-                    self.phase_at(p, t) == Phase::Running && !missing.is_some_and(|m| m.contains(&p.name))
+                    self.phase_at(p, t) == Phase::Running
+                        && !missing.is_some_and(|m| m.contains(&p.name))
                 })
                 .collect()
         };
@@ -472,7 +514,10 @@ impl World {
             if samples.is_empty() {
                 Err(empty.to_string())
             } else {
-                Ok(MetricValues::PerPod { samples, timestamp: now })
+                Ok(MetricValues::PerPod {
+                    samples,
+                    timestamp: now,
+                })
             }
         };
         const NO_RESOURCE: &str = "no metrics returned from resource metrics API";

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 
 /// A position in a YAML document (1-based).
@@ -31,8 +31,13 @@ fn first_line(s: &str) -> String {
     let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or(s).trim();
     // serde-saphyr prefixes "error: line L column C: "; the position is reported separately.
     let line = line.strip_prefix("error: ").unwrap_or(line);
-    match line.find(": ") {
-        Some(i) if line.starts_with("line ") => line[i + 2..].to_string(),
+    let line = match line.find(": ") {
+        Some(i) if line.starts_with("line ") => &line[i + 2..],
+        _ => line,
+    };
+    // The position is reported separately: drop a trailing " at line L, column C".
+    match line.rfind(" at line ") {
+        Some(i) if line[i..].contains(", column ") => line[..i].to_string(),
         _ => line.to_string(),
     }
 }
@@ -74,8 +79,8 @@ pub enum NodeValue {
     Scalar(String),
     /// A sequence.
     Seq(Vec<Node>),
-    /// A mapping, in document order.
-    Map(Vec<(String, Node)>),
+    /// A mapping, in document order: key, the key's position, value.
+    Map(Vec<(String, Pos, Node)>),
 }
 
 impl<'de> Deserialize<'de> for Node {
@@ -134,8 +139,13 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NodeValue, A::Error> {
         let mut entries = Vec::new();
-        while let Some((k, v)) = map.next_entry::<KeyText, Node>()? {
-            entries.push((k.0, v));
+        while let Some(k) = map.next_key::<Spanned<KeyText>>()? {
+            let pos = Pos {
+                line: k.referenced.line(),
+                column: k.referenced.column(),
+            };
+            let v = map.next_value::<Node>()?;
+            entries.push((k.value.0, pos, v));
         }
         Ok(NodeValue::Map(entries))
     }
@@ -167,22 +177,23 @@ pub struct Index {
     root: Option<Node>,
 }
 
-fn walk(path: &str, node: &Node, out: &mut BTreeMap<String, Pos>) {
-    out.insert(path.to_string(), node.pos);
+/// Indexes `node` at `path`; `at` is where the path is best pointed at (a mapping entry's key).
+fn walk(path: &str, at: Pos, node: &Node, out: &mut BTreeMap<String, Pos>) {
+    out.insert(path.to_string(), at);
     match &node.value {
         NodeValue::Map(entries) => {
-            for (k, v) in entries {
+            for (k, key_pos, v) in entries {
                 let p = if path.is_empty() {
                     k.clone()
                 } else {
                     format!("{path}.{k}")
                 };
-                walk(&p, v, out);
+                walk(&p, *key_pos, v, out);
             }
         }
         NodeValue::Seq(items) => {
             for (i, v) in items.iter().enumerate() {
-                walk(&format!("{path}[{i}]"), v, out);
+                walk(&format!("{path}[{i}]"), v.pos, v, out);
             }
         }
         _ => {}
@@ -194,7 +205,7 @@ impl Index {
     pub fn build(text: &str) -> Result<Index, YamlError> {
         let root: Node = from_str(text)?;
         let mut positions = BTreeMap::new();
-        walk("", &root, &mut positions);
+        walk("", root.pos, &root, &mut positions);
         Ok(Index {
             positions,
             root: Some(root),
@@ -210,7 +221,13 @@ impl Index {
             }
             match p.rfind(['.', '[']) {
                 Some(i) => p.truncate(i),
-                None => return self.positions.get("").copied().unwrap_or(Pos { line: 1, column: 1 }),
+                None => {
+                    return self
+                        .positions
+                        .get("")
+                        .copied()
+                        .unwrap_or(Pos { line: 1, column: 1 });
+                }
             }
         }
     }
@@ -218,7 +235,7 @@ impl Index {
     /// The node at a top-level key.
     pub fn top(&self, key: &str) -> Option<&Node> {
         match &self.root.as_ref()?.value {
-            NodeValue::Map(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            NodeValue::Map(entries) => entries.iter().find(|(k, _, _)| k == key).map(|(_, _, v)| v),
             _ => None,
         }
     }
@@ -230,7 +247,7 @@ pub fn unknown_fields(path: &str, node: &Node, known: &serde_json::Value) -> Vec
     let mut out = Vec::new();
     match (&node.value, known) {
         (NodeValue::Map(entries), serde_json::Value::Object(obj)) => {
-            for (k, v) in entries {
+            for (k, _, v) in entries {
                 if matches!(v.value, NodeValue::Null) {
                     continue;
                 }

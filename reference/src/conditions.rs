@@ -76,12 +76,32 @@ mod tests {
     fn updates_in_place_and_moves_transition_time_only_on_status_change() {
         let mut list = Vec::new();
         set_condition(&mut list, ABLE_TO_SCALE, true, "A", "a", Time::from_secs(1));
-        set_condition(&mut list, SCALING_ACTIVE, true, "B", "b", Time::from_secs(1));
+        set_condition(
+            &mut list,
+            SCALING_ACTIVE,
+            true,
+            "B",
+            "b",
+            Time::from_secs(1),
+        );
         set_condition(&mut list, ABLE_TO_SCALE, true, "C", "c", Time::from_secs(2));
         assert_eq!(list[0].reason.as_deref(), Some("C"));
-        assert_eq!(list[0].last_transition_time, Some(kube_time(Time::from_secs(1))));
-        set_condition(&mut list, ABLE_TO_SCALE, false, "D", "d", Time::from_secs(3));
-        assert_eq!(list[0].last_transition_time, Some(kube_time(Time::from_secs(3))));
+        assert_eq!(
+            list[0].last_transition_time,
+            Some(kube_time(Time::from_secs(1)))
+        );
+        set_condition(
+            &mut list,
+            ABLE_TO_SCALE,
+            false,
+            "D",
+            "d",
+            Time::from_secs(3),
+        );
+        assert_eq!(
+            list[0].last_transition_time,
+            Some(kube_time(Time::from_secs(3)))
+        );
         assert_eq!(list[1].type_, SCALING_ACTIVE);
     }
 }

@@ -174,13 +174,22 @@ pub fn tolerances_for(
     let Some(b) = behavior.filter(|_| settings.gates.hpa_configurable_tolerance) else {
         return t;
     };
-    let parse = |q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity| {
-        quantity::as_f64(&q.0).ok()
-    };
-    if let Some(v) = b.scale_down.as_ref().and_then(|r| r.tolerance.as_ref()).and_then(parse) {
+    let parse =
+        |q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity| quantity::as_f64(&q.0).ok();
+    if let Some(v) = b
+        .scale_down
+        .as_ref()
+        .and_then(|r| r.tolerance.as_ref())
+        .and_then(parse)
+    {
         t.scale_down = v;
     }
-    if let Some(v) = b.scale_up.as_ref().and_then(|r| r.tolerance.as_ref()).and_then(parse) {
+    if let Some(v) = b
+        .scale_up
+        .as_ref()
+        .and_then(|r| r.tolerance.as_ref())
+        .and_then(parse)
+    {
         t.scale_up = v;
     }
     t
@@ -251,7 +260,9 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
             );
             plan.status.conditions = Some(conditions);
             plan.events = events;
-            plan.fatal = Some(format!("failed to query scale subresource for {reference}: {e}"));
+            plan.fatal = Some(format!(
+                "failed to query scale subresource for {reference}: {e}"
+            ));
             return plan;
         }
     };
@@ -334,7 +345,14 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
                         reason: "InvalidSelector".into(),
                         message: msg.clone(),
                     });
-                    set_condition(&mut conditions, SCALING_ACTIVE, false, "InvalidSelector", msg.clone(), now);
+                    set_condition(
+                        &mut conditions,
+                        SCALING_ACTIVE,
+                        false,
+                        "InvalidSelector",
+                        msg.clone(),
+                        now,
+                    );
                     Some(msg)
                 }
                 Ok(_) if obs.hpas_selecting_pods.len() > 1 => {
@@ -347,7 +365,14 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
                         reason: "AmbiguousSelector".into(),
                         message: msg.clone(),
                     });
-                    set_condition(&mut conditions, SCALING_ACTIVE, false, "AmbiguousSelector", msg.clone(), now);
+                    set_condition(
+                        &mut conditions,
+                        SCALING_ACTIVE,
+                        false,
+                        "AmbiguousSelector",
+                        msg.clone(),
+                        now,
+                    );
                     Some(msg)
                 }
                 Ok(_) => None,
@@ -436,7 +461,9 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
                     SCALING_ACTIVE,
                     true,
                     "ValidMetricFound",
-                    format!("the HPA was able to successfully calculate a replica count from {metric_name}"),
+                    format!(
+                        "the HPA was able to successfully calculate a replica count from {metric_name}"
+                    ),
                     now,
                 );
                 plan.partial = invalid_error;
@@ -446,7 +473,15 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
 
         if let Some(err) = failure {
             plan.explanation.path = Path::MetricsFailed;
-            plan.status = status_of(&original, current, original.desired_replicas, metric_statuses, conditions, false, now);
+            plan.status = status_of(
+                &original,
+                current,
+                original.desired_replicas,
+                metric_statuses,
+                conditions,
+                false,
+                now,
+            );
             events.push(Event {
                 type_: EventType::Warning,
                 reason: "FailedComputeMetricsReplicas".into(),
@@ -473,8 +508,25 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
             rescale_reason = "All metrics below target".into();
         }
         let n = match &behavior {
-            None => normalize::without_behavior(now, settings, memory, current, desired, min_replicas, spec.max_replicas),
-            Some(b) => normalize::with_behavior(now, settings, b, memory, current, desired, min_replicas, spec.max_replicas),
+            None => normalize::without_behavior(
+                now,
+                settings,
+                memory,
+                current,
+                desired,
+                min_replicas,
+                spec.max_replicas,
+            ),
+            Some(b) => normalize::with_behavior(
+                now,
+                settings,
+                b,
+                memory,
+                current,
+                desired,
+                min_replicas,
+                spec.max_replicas,
+            ),
         };
         let (s, r, m) = n.able_to_scale;
         set_condition(&mut conditions, ABLE_TO_SCALE, s, r, m, now);
@@ -568,7 +620,15 @@ impl Plan {
         let mut conditions = status.conditions.unwrap_or_default();
         let Some(r) = rescale else {
             return Decision {
-                status: status_of(&original_last_scale, current, current, metric_statuses, conditions, false, now),
+                status: status_of(
+                    &original_last_scale,
+                    current,
+                    current,
+                    metric_statuses,
+                    conditions,
+                    false,
+                    now,
+                ),
                 events,
                 scaled_to: None,
                 error: partial,
@@ -592,7 +652,15 @@ impl Plan {
                 );
                 let reference_error = format!("failed to rescale {reference}: {e}");
                 Decision {
-                    status: status_of(&original_last_scale, current, original_desired, metric_statuses, conditions, false, now),
+                    status: status_of(
+                        &original_last_scale,
+                        current,
+                        original_desired,
+                        metric_statuses,
+                        conditions,
+                        false,
+                        now,
+                    ),
                     events,
                     scaled_to: None,
                     error: Some(reference_error),
@@ -605,7 +673,10 @@ impl Plan {
                     ABLE_TO_SCALE,
                     true,
                     "SucceededRescale",
-                    format!("the HPA controller was able to update the target scale to {}", r.replicas),
+                    format!(
+                        "the HPA controller was able to update the target scale to {}",
+                        r.replicas
+                    ),
                     now,
                 );
                 events.push(Event {
@@ -615,16 +686,39 @@ impl Plan {
                 });
                 store_scale_event(behavior.as_ref(), memory, current, r.replicas, now);
                 if scale_to_zero {
-                    if current > 0 && r.replicas == 0 && min_replicas == 0 && has_object_or_external {
-                        set_condition(&mut conditions, SCALED_TO_ZERO, true, "ScaledToZero", "the HPA controller scaled the workload to zero", now);
+                    if current > 0 && r.replicas == 0 && min_replicas == 0 && has_object_or_external
+                    {
+                        set_condition(
+                            &mut conditions,
+                            SCALED_TO_ZERO,
+                            true,
+                            "ScaledToZero",
+                            "the HPA controller scaled the workload to zero",
+                            now,
+                        );
                     } else {
-                        set_condition(&mut conditions, SCALED_TO_ZERO, false, "NotScaledToZero", "the HPA controller did not scale the workload to zero", now);
+                        set_condition(
+                            &mut conditions,
+                            SCALED_TO_ZERO,
+                            false,
+                            "NotScaledToZero",
+                            "the HPA controller did not scale the workload to zero",
+                            now,
+                        );
                     }
                 } else {
                     remove_condition(&mut conditions, SCALED_TO_ZERO);
                 }
                 Decision {
-                    status: status_of(&original_last_scale, current, desired_replicas, metric_statuses, conditions, true, now),
+                    status: status_of(
+                        &original_last_scale,
+                        current,
+                        desired_replicas,
+                        metric_statuses,
+                        conditions,
+                        true,
+                        now,
+                    ),
                     events,
                     scaled_to: Some(r.replicas),
                     error: partial,

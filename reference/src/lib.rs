@@ -23,7 +23,9 @@ pub mod time;
 pub mod validation;
 pub mod view;
 
-pub use decide::{Decision, Event, EventType, Explanation, MetricExplanation, Path, Plan, Rescale, decide};
+pub use decide::{
+    Decision, Event, EventType, Explanation, MetricExplanation, Path, Plan, Rescale, decide,
+};
 pub use memory::{Memory, Recommendation, ScaleEvent};
 pub use settings::{FeatureGates, Settings};
 pub use time::Time;

@@ -79,14 +79,22 @@ fn selector_text(sel: &Option<LabelSelector>) -> String {
                         .join("")
                 })
                 .unwrap_or_default();
-            format!("&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{}},}}")
+            format!(
+                "&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{}},}}"
+            )
         }
     }
 }
 
 fn per_pod_samples(
     reading: &MetricReading,
-) -> Result<(&std::collections::BTreeMap<String, crate::view::PodMetric>, Time), String> {
+) -> Result<
+    (
+        &std::collections::BTreeMap<String, crate::view::PodMetric>,
+        Time,
+    ),
+    String,
+> {
     match reading {
         Err(e) => Err(e.clone()),
         Ok(MetricValues::PerPod { samples, timestamp }) => Ok((samples, *timestamp)),
@@ -151,7 +159,10 @@ pub fn compute_metric(
             })
             .map_err(|m| {
                 fail("FailedGetContainerResourceMetric", m, |e| {
-                    format!("failed to get {} container metric value: {e}", src.container)
+                    format!(
+                        "failed to get {} container metric value: {e}",
+                        src.container
+                    )
                 })
             })
         }
@@ -172,10 +183,16 @@ pub fn compute_metric(
                 }
             };
             let name = &src.metric.name;
-            let (samples, ts) = per_pod_samples(reading)
-                .map_err(|e| fail("FailedGetPodsMetric", format!("unable to get metric {name}: {e}"), wrap))?;
-            let p = calculator::plain_metric_replicas(ctx, spec_replicas, target, None, samples, ts)
-                .map_err(|e| fail("FailedGetPodsMetric", e, wrap))?;
+            let (samples, ts) = per_pod_samples(reading).map_err(|e| {
+                fail(
+                    "FailedGetPodsMetric",
+                    format!("unable to get metric {name}: {e}"),
+                    wrap,
+                )
+            })?;
+            let p =
+                calculator::plain_metric_replicas(ctx, spec_replicas, target, None, samples, ts)
+                    .map_err(|e| fail("FailedGetPodsMetric", e, wrap))?;
             Ok(MetricOutcome {
                 replicas: p.replicas,
                 name: format!("pods metric {name}"),
@@ -203,7 +220,10 @@ pub fn compute_metric(
             let obj = &src.described_object;
             let value = match reading {
                 Ok(MetricValues::Object { value, timestamp }) => Ok((*value, *timestamp)),
-                Ok(_) => Err("the metrics API returned a value of the wrong kind for this metric".to_string()),
+                Ok(_) => Err(
+                    "the metrics API returned a value of the wrong kind for this metric"
+                        .to_string(),
+                ),
                 Err(e) => Err(e.clone()),
             };
             let fetch_err = |e: String| {
@@ -213,10 +233,7 @@ pub fn compute_metric(
                     "FailedGetObjectMetric",
                     format!(
                         "unable to get metric {name}: {} on {} {}/{}",
-                        obj.kind,
-                        ctx.namespace,
-                        obj.name,
-                        e
+                        obj.kind, ctx.namespace, obj.name, e
                     ),
                     wrap,
                 )
@@ -225,7 +242,13 @@ pub fn compute_metric(
             if target_type == "Value" && src.target.value.is_some() {
                 let target = match milli(&src.target.value) {
                     Some(Ok(v)) => v,
-                    _ => return Err(fail("FailedGetObjectMetric", "invalid object metric target value".into(), wrap)),
+                    _ => {
+                        return Err(fail(
+                            "FailedGetObjectMetric",
+                            "invalid object metric target value".into(),
+                            wrap,
+                        ));
+                    }
                 };
                 let (value, _) = value.map_err(fetch_err)?;
                 let p = calculator::object_value_replicas(ctx, spec_replicas, target, value)
@@ -234,33 +257,55 @@ pub fn compute_metric(
                     replicas: p.replicas,
                     name: format!("{} metric {}", obj.kind, name),
                     timestamp: p.timestamp,
-                    status: object_status(src, MetricValueStatus {
-                        value: Some(quantity_of(p.usage, None)),
-                        ..MetricValueStatus::default()
-                    }),
+                    status: object_status(
+                        src,
+                        MetricValueStatus {
+                            value: Some(quantity_of(p.usage, None)),
+                            ..MetricValueStatus::default()
+                        },
+                    ),
                     reasoning: p.reasoning,
                 })
             } else if target_type == "AverageValue" && src.target.average_value.is_some() {
                 let target = match milli(&src.target.average_value) {
                     Some(Ok(v)) => v,
-                    _ => return Err(fail("FailedGetObjectMetric", "invalid object metric target average value".into(), wrap)),
+                    _ => {
+                        return Err(fail(
+                            "FailedGetObjectMetric",
+                            "invalid object metric target average value".into(),
+                            wrap,
+                        ));
+                    }
                 };
                 let wrap_avg = |e: &str| {
-                    format!("failed to get object metric value: failed to get {name} object metric: {e}")
+                    format!(
+                        "failed to get object metric value: failed to get {name} object metric: {e}"
+                    )
                 };
                 let (value, ts) = value.map_err(|e| {
                     let f = fetch_err(e);
-                    MetricFailure { error: wrap_avg(&f.message), ..f }
+                    MetricFailure {
+                        error: wrap_avg(&f.message),
+                        ..f
+                    }
                 })?;
-                let p = calculator::object_per_pod_replicas(ctx, status_replicas, target, value, ts);
+                let p =
+                    calculator::object_per_pod_replicas(ctx, status_replicas, target, value, ts);
                 Ok(MetricOutcome {
                     replicas: p.replicas,
-                    name: format!("external metric {}({})", name, selector_text(&src.metric.selector)),
+                    name: format!(
+                        "external metric {}({})",
+                        name,
+                        selector_text(&src.metric.selector)
+                    ),
                     timestamp: p.timestamp,
-                    status: object_status(src, MetricValueStatus {
-                        average_value: Some(quantity_of(p.usage, None)),
-                        ..MetricValueStatus::default()
-                    }),
+                    status: object_status(
+                        src,
+                        MetricValueStatus {
+                            average_value: Some(quantity_of(p.usage, None)),
+                            ..MetricValueStatus::default()
+                        },
+                    ),
                     reasoning: p.reasoning,
                 })
             } else {
@@ -278,8 +323,13 @@ pub fn compute_metric(
             let name = &src.metric.name;
             let wrap = |e: &str| format!("failed to get {name} external metric value: {e}");
             let values = match reading {
-                Ok(MetricValues::External { values, timestamp }) => Ok((values.as_slice(), *timestamp)),
-                Ok(_) => Err("the metrics API returned a value of the wrong kind for this metric".to_string()),
+                Ok(MetricValues::External { values, timestamp }) => {
+                    Ok((values.as_slice(), *timestamp))
+                }
+                Ok(_) => Err(
+                    "the metrics API returned a value of the wrong kind for this metric"
+                        .to_string(),
+                ),
                 Err(e) => Err(e.clone()),
             };
             let fetch_err = |e: String| {
@@ -295,7 +345,11 @@ pub fn compute_metric(
                     wrap,
                 )
             };
-            let metric_name = format!("external metric {}({})", name, selector_text(&src.metric.selector));
+            let metric_name = format!(
+                "external metric {}({})",
+                name,
+                selector_text(&src.metric.selector)
+            );
             if let Some(avg) = milli(&src.target.average_value) {
                 let target = avg.map_err(|e| fail("FailedGetExternalMetric", e, wrap))?;
                 let (values, ts) = values.map_err(|e| {
@@ -303,15 +357,19 @@ pub fn compute_metric(
                     let error = format!("failed to get {name} external metric value: failed to get {name} external metric: {}", f.message);
                     MetricFailure { error, ..f }
                 })?;
-                let p = calculator::external_per_pod_replicas(ctx, status_replicas, target, values, ts);
+                let p =
+                    calculator::external_per_pod_replicas(ctx, status_replicas, target, values, ts);
                 Ok(MetricOutcome {
                     replicas: p.replicas,
                     name: metric_name,
                     timestamp: p.timestamp,
-                    status: external_status(src, MetricValueStatus {
-                        average_value: Some(quantity_of(p.usage, None)),
-                        ..MetricValueStatus::default()
-                    }),
+                    status: external_status(
+                        src,
+                        MetricValueStatus {
+                            average_value: Some(quantity_of(p.usage, None)),
+                            ..MetricValueStatus::default()
+                        },
+                    ),
                     reasoning: p.reasoning,
                 })
             } else if let Some(v) = milli(&src.target.value) {
@@ -327,10 +385,13 @@ pub fn compute_metric(
                     replicas: p.replicas,
                     name: metric_name,
                     timestamp: p.timestamp,
-                    status: external_status(src, MetricValueStatus {
-                        value: Some(quantity_of(p.usage, None)),
-                        ..MetricValueStatus::default()
-                    }),
+                    status: external_status(
+                        src,
+                        MetricValueStatus {
+                            value: Some(quantity_of(p.usage, None)),
+                            ..MetricValueStatus::default()
+                        },
+                    ),
                     reasoning: p.reasoning,
                 })
             } else {
@@ -397,7 +458,13 @@ fn resource_generic(
     reading: &MetricReading,
     spec_replicas: i32,
 ) -> Result<(MetricOutcome, MetricValueStatus), String> {
-    let fetch = |what: &str| -> Result<(&std::collections::BTreeMap<String, crate::view::PodMetric>, Time), String> {
+    let fetch = |what: &str| -> Result<
+        (
+            &std::collections::BTreeMap<String, crate::view::PodMetric>,
+            Time,
+        ),
+        String,
+    > {
         per_pod_samples(reading).map_err(|e| {
             format!("failed to get {resource} {what}: unable to get metrics for resource {resource}: {e}")
         })
@@ -405,8 +472,15 @@ fn resource_generic(
     if let Some(avg) = milli(&target.average_value) {
         let target = avg?;
         let (samples, ts) = fetch("usage")?;
-        let p = calculator::plain_metric_replicas(ctx, spec_replicas, target, Some(resource), samples, ts)
-            .map_err(|e| format!("failed to get {resource} usage: {e}"))?;
+        let p = calculator::plain_metric_replicas(
+            ctx,
+            spec_replicas,
+            target,
+            Some(resource),
+            samples,
+            ts,
+        )
+        .map_err(|e| format!("failed to get {resource} usage: {e}"))?;
         let current = MetricValueStatus {
             average_value: Some(quantity_of(p.usage, Some(resource))),
             ..MetricValueStatus::default()
@@ -426,8 +500,16 @@ fn resource_generic(
         return Err("invalid resource metric source: neither an average utilization target nor an average value (usage) target was set".into());
     };
     let (samples, ts) = fetch("utilization")?;
-    let p = calculator::resource_replicas(ctx, spec_replicas, target_utilization, resource, container, samples, ts)
-        .map_err(|e| format!("failed to get {resource} utilization: {e}"))?;
+    let p = calculator::resource_replicas(
+        ctx,
+        spec_replicas,
+        target_utilization,
+        resource,
+        container,
+        samples,
+        ts,
+    )
+    .map_err(|e| format!("failed to get {resource} utilization: {e}"))?;
     let name = if container.is_some() {
         format!("{resource} container resource utilization (percentage of request)")
     } else {

@@ -26,7 +26,11 @@ pub struct Normalized {
     pub scaling_limited: CondParts,
 }
 
-const READY_FOR_NEW_SCALE: CondParts = (true, "ReadyForNewScale", "recommended size matches current size");
+const READY_FOR_NEW_SCALE: CondParts = (
+    true,
+    "ReadyForNewScale",
+    "recommended size matches current size",
+);
 const SCALE_DOWN_STABILIZED: CondParts = (
     true,
     "ScaleDownStabilized",
@@ -58,7 +62,11 @@ const WITHIN_RANGE: (&str, &str) = (
     "the desired count is within the acceptable range",
 );
 
-fn limited(desired: i32, stabilized: i32, (reason, message): (&'static str, &'static str)) -> CondParts {
+fn limited(
+    desired: i32,
+    stabilized: i32,
+    (reason, message): (&'static str, &'static str),
+) -> CondParts {
     (desired != stabilized, reason, message)
 }
 
@@ -318,7 +326,10 @@ pub fn store_scale_event(
         return;
     };
     let (rules, events) = if new > previous {
-        (scale_up_rules(behavior.scale_up.as_ref()), &mut memory.scale_up_events)
+        (
+            scale_up_rules(behavior.scale_up.as_ref()),
+            &mut memory.scale_up_events,
+        )
     } else {
         (
             scale_down_rules(behavior.scale_down.as_ref()),
@@ -404,7 +415,10 @@ mod tests {
         store_scale_event(Some(&b), &mut mem, 80, 72, Time::from_secs(0));
         let within = with_behavior(Time::from_secs(59), &s, &b, &mut mem, 72, 10, 1, 100);
         assert_eq!(within.desired, 72);
-        assert_eq!(within.scaling_limited, (true, "ScaleDownLimit", SCALE_DOWN_LIMIT.1));
+        assert_eq!(
+            within.scaling_limited,
+            (true, "ScaleDownLimit", SCALE_DOWN_LIMIT.1)
+        );
         let at = with_behavior(Time::from_secs(60), &s, &b, &mut mem, 72, 10, 1, 100);
         assert_eq!(at.desired, 64);
     }
@@ -459,6 +473,9 @@ mod tests {
         let n = without_behavior(Time::from_secs(0), &s, &mut mem, 5, 50, 1, 100);
         assert_eq!(n.desired, 10);
         let n = without_behavior(Time::from_secs(0), &s, &mut mem, 5, 50, 1, 8);
-        assert_eq!((n.desired, n.scaling_limited), (8, (true, TOO_MANY.0, TOO_MANY.1)));
+        assert_eq!(
+            (n.desired, n.scaling_limited),
+            (8, (true, TOO_MANY.0, TOO_MANY.1))
+        );
     }
 }

@@ -24,7 +24,8 @@ pub struct Selector(pub Vec<Requirement>);
 fn valid_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 63
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
         && s.starts_with(|c: char| c.is_ascii_alphanumeric())
         && s.ends_with(|c: char| c.is_ascii_alphanumeric())
 }
@@ -34,11 +35,11 @@ fn valid_key(k: &str) -> Result<(), String> {
         Some((prefix, name)) => {
             if prefix.is_empty()
                 || prefix.len() > 253
-                || !prefix
-                    .split('.')
-                    .all(|p| valid_name(p) && !p.contains('_'))
+                || !prefix.split('.').all(|p| valid_name(p) && !p.contains('_'))
             {
-                return Err(format!("invalid label key {k:?}: prefix part must be a DNS subdomain"));
+                return Err(format!(
+                    "invalid label key {k:?}: prefix part must be a DNS subdomain"
+                ));
             }
             name
         }
@@ -87,7 +88,9 @@ fn parse_set(key: &str, rest: &str) -> Result<Vec<String>, String> {
     let inner = rest
         .strip_prefix('(')
         .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| format!("found '{rest}', expected: '(' for set-based requirement on {key}"))?;
+        .ok_or_else(|| {
+            format!("found '{rest}', expected: '(' for set-based requirement on {key}")
+        })?;
     let values: Vec<String> = inner.split(',').map(|v| v.trim().to_string()).collect();
     for v in &values {
         valid_value(v)?;

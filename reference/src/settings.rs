@@ -29,7 +29,9 @@ pub const GATE_NAMES: [&str; 3] = [
 
 /// An unknown feature-gate name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown feature gate {0:?} (known: HPAConfigurableTolerance, HPAScaleToZero, PodLevelResources)")]
+#[error(
+    "unknown feature gate {0:?} (known: HPAConfigurableTolerance, HPAScaleToZero, PodLevelResources)"
+)]
 pub struct UnknownGate(pub String);
 
 impl FeatureGates {

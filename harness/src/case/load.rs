@@ -108,12 +108,7 @@ impl Checker<'_> {
 
 /// The keys `load.metric` may name: one per metric of the spec.
 pub fn metric_keys(hpa: &HorizontalPodAutoscaler) -> Vec<String> {
-    hpa.spec
-        .metrics
-        .iter()
-        .flatten()
-        .map(metric_key)
-        .collect()
+    hpa.spec.metrics.iter().flatten().map(metric_key).collect()
 }
 
 /// The key of one metric spec: the resource name for Resource and ContainerResource metrics,
@@ -157,7 +152,11 @@ fn check_load(c: &Checker<'_>, at: &str, load: &Load, keys: &[String]) -> Result
             "a load needs exactly one of total, perPod, pods, value, series",
         ));
     }
-    for (field, q) in [("total", &load.total), ("perPod", &load.per_pod), ("value", &load.value)] {
+    for (field, q) in [
+        ("total", &load.total),
+        ("perPod", &load.per_pod),
+        ("value", &load.value),
+    ] {
         if let Some(q) = q {
             c.quantity(&format!("{at}.{field}"), q)?;
         }
@@ -195,7 +194,13 @@ pub fn load_case(path: &Path) -> Result<Case, LoadError> {
     if let Some(node) = index.top("hpa") {
         let known = serde_json::to_value(&file.hpa).map_err(|e| at_start(e.to_string()))?;
         if let Some(first) = yaml::unknown_fields("hpa", node, &known).first() {
-            return Err(c.err(first, format!("unknown field `{}`", first.rsplit('.').next().unwrap_or(first))));
+            return Err(c.err(
+                first,
+                format!(
+                    "unknown field `{}`",
+                    first.rsplit('.').next().unwrap_or(first)
+                ),
+            ));
         }
     }
 
@@ -210,9 +215,15 @@ pub fn load_case(path: &Path) -> Result<Case, LoadError> {
     }
     let mut gates = FeatureGates::KUBERNETES_1_36;
     for (name, value) in &file.feature_gates {
-        gates
-            .set(name, *value)
-            .map_err(|_| c.err(&format!("featureGates.{name}"), format!("unknown feature gate {name:?} (known: {})", GATE_NAMES.join(", "))))?;
+        gates.set(name, *value).map_err(|_| {
+            c.err(
+                &format!("featureGates.{name}"),
+                format!(
+                    "unknown feature gate {name:?} (known: {})",
+                    GATE_NAMES.join(", ")
+                ),
+            )
+        })?;
     }
 
     let errors = validate_hpa(
@@ -239,7 +250,10 @@ pub fn load_case(path: &Path) -> Result<Case, LoadError> {
         return Err(c.err("workload.replicas", "replicas must not be negative"));
     }
     if w.pod.containers.is_empty() {
-        return Err(c.err("workload.pod.containers", "a pod needs at least one container"));
+        return Err(c.err(
+            "workload.pod.containers",
+            "a pod needs at least one container",
+        ));
     }
     for (ci, container) in w.pod.containers.iter().chain(&w.pod.sidecars).enumerate() {
         for (r, q) in &container.requests {
@@ -252,21 +266,39 @@ pub fn load_case(path: &Path) -> Result<Case, LoadError> {
 
     let sync_period = file.settings.sync_period_seconds.unwrap_or(15);
     if sync_period == 0 {
-        return Err(c.err("settings.syncPeriodSeconds", "the sync period must be at least 1 second"));
+        return Err(c.err(
+            "settings.syncPeriodSeconds",
+            "the sync period must be at least 1 second",
+        ));
     }
     if let Some(t) = file.settings.tolerance
-        && !(t >= 0.0)
+        && (t.is_nan() || t < 0.0)
     {
-        return Err(c.err("settings.tolerance", "tolerance must be a non-negative number"));
+        return Err(c.err(
+            "settings.tolerance",
+            "tolerance must be a non-negative number",
+        ));
+    }
+
+    let mut hpa = file.hpa.clone();
+    apply_api_defaults(&mut hpa);
+    if hpa.metadata.namespace.is_none() {
+        hpa.metadata.namespace = Some("default".into());
     }
 
     // Timeline.
-    let keys = metric_keys(&file.hpa);
+    let keys = metric_keys(&hpa);
     let metric_known = |at: &str, m: &str| {
         if keys.iter().any(|k| k == m) {
             Ok(())
         } else {
-            Err(c.err(at, format!("{m:?} is not a metric of the HPA (metrics: {})", keys.join(", "))))
+            Err(c.err(
+                at,
+                format!(
+                    "{m:?} is not a metric of the HPA (metrics: {})",
+                    keys.join(", ")
+                ),
+            ))
         }
     };
     let mut last = 0u32;
@@ -282,18 +314,30 @@ pub fn load_case(path: &Path) -> Result<Case, LoadError> {
         if let Some(r) = e.set_replicas
             && r < 0
         {
-            return Err(c.err(&format!("{at}.setReplicas"), "replicas must not be negative"));
+            return Err(c.err(
+                &format!("{at}.setReplicas"),
+                "replicas must not be negative",
+            ));
         }
         if let Some(p) = &e.pods {
-            let selectors = [p.ordinals.is_some(), p.newest.is_some(), p.all].iter().filter(|b| **b).count();
+            let selectors = [p.ordinals.is_some(), p.newest.is_some(), p.all]
+                .iter()
+                .filter(|b| **b)
+                .count();
             if selectors != 1 {
-                return Err(c.err(&format!("{at}.pods"), "pick pods with exactly one of ordinals, newest, all"));
+                return Err(c.err(
+                    &format!("{at}.pods"),
+                    "pick pods with exactly one of ordinals, newest, all",
+                ));
             }
         }
         if let Some(m) = &e.metrics_missing {
             metric_known(&format!("{at}.metricsMissing.metric"), &m.metric)?;
             if m.ordinals.is_some() == m.newest.is_some() {
-                return Err(c.err(&format!("{at}.metricsMissing"), "give exactly one of ordinals, newest"));
+                return Err(c.err(
+                    &format!("{at}.metricsMissing"),
+                    "give exactly one of ordinals, newest",
+                ));
             }
         }
         if let Some(m) = &e.metric_error {
@@ -307,7 +351,10 @@ pub fn load_case(path: &Path) -> Result<Case, LoadError> {
         if x.t % sync_period != 0 {
             return Err(c.err(
                 &format!("expect.at[{i}].t"),
-                format!("t={} is not a tick: ticks are multiples of the sync period ({sync_period} s)", x.t),
+                format!(
+                    "t={} is not a tick: ticks are multiples of the sync period ({sync_period} s)",
+                    x.t
+                ),
             ));
         }
         for (j, m) in x.current_metrics.iter().flatten().enumerate() {
@@ -328,11 +375,6 @@ pub fn load_case(path: &Path) -> Result<Case, LoadError> {
         None => last + sync_period,
     };
 
-    let mut hpa = file.hpa.clone();
-    apply_api_defaults(&mut hpa);
-    if hpa.metadata.namespace.is_none() {
-        hpa.metadata.namespace = Some("default".into());
-    }
     Ok(Case {
         path: path.to_path_buf(),
         file,

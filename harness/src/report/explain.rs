@@ -23,8 +23,17 @@ pub fn render(case: &Case, result: &CaseResult) -> String {
     if let Some(n) = &f.notes {
         let _ = writeln!(out, "notes:  {}", n.trim());
     }
-    let _ = writeln!(out, "sync period {} s, {} ticks\n", case.sync_period, result.trace.len());
-    let _ = writeln!(out, "{:>6}  {:>9}  {:<16} {:>7}  why", "t", "replicas", "pods", "desired");
+    let _ = writeln!(
+        out,
+        "sync period {} s, {} ticks\n",
+        case.sync_period,
+        result.trace.len()
+    );
+    let _ = writeln!(
+        out,
+        "{:>6}  {:>9}  {:<16} {:>7}  why",
+        "t", "replicas", "pods", "desired"
+    );
     let mut last_conditions = String::new();
     for t in &result.trace {
         let _ = writeln!(

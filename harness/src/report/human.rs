@@ -23,14 +23,22 @@ fn failure_text(r: &CaseResult, failures: &[Failure], out: &mut String) {
     let first_t = failures.iter().find_map(|f| f.t);
     for f in failures {
         let at = f.t.map_or("whole run".to_string(), |t| format!("t={t}"));
-        let _ = writeln!(out, "    {at}: {}: expected {}, got {}", f.check, f.expected, f.actual);
+        let _ = writeln!(
+            out,
+            "    {at}: {}: expected {}, got {}",
+            f.check, f.expected, f.actual
+        );
     }
     let around: Vec<&TickTrace> = match first_t {
         Some(t) => r.trace.iter().filter(|x| (x.t - t).abs() <= 60).collect(),
         None => r.trace.iter().collect(),
     };
     if !around.is_empty() {
-        let _ = writeln!(out, "    trace{}:", first_t.map_or(String::new(), |t| format!(" around t={t}")));
+        let _ = writeln!(
+            out,
+            "    trace{}:",
+            first_t.map_or(String::new(), |t| format!(" around t={t}"))
+        );
         for tick in around {
             let _ = writeln!(out, "{}", tick_line(tick));
             if first_t == Some(tick.t) {
@@ -50,7 +58,12 @@ pub fn render(report: &RunReport) -> String {
         let ms = r.elapsed.as_secs_f64() * 1000.0;
         match &r.outcome {
             Outcome::Passed => {
-                let _ = writeln!(out, "PASS  {}  ({} ticks, {ms:.1} ms)", r.name, r.trace.len());
+                let _ = writeln!(
+                    out,
+                    "PASS  {}  ({} ticks, {ms:.1} ms)",
+                    r.name,
+                    r.trace.len()
+                );
             }
             Outcome::Skipped(why) => {
                 let _ = writeln!(out, "SKIP  {}  ({why})", r.name);
@@ -70,7 +83,11 @@ pub fn render(report: &RunReport) -> String {
     }
     let (p, f, s) = report.counts();
     if !report.bad_input.is_empty() {
-        let _ = writeln!(out, "{} case file(s) could not be loaded", report.bad_input.len());
+        let _ = writeln!(
+            out,
+            "{} case file(s) could not be loaded",
+            report.bad_input.len()
+        );
     }
     let _ = writeln!(out, "conformance: {p} passed, {f} failed, {s} skipped");
     out

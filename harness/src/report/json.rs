@@ -91,7 +91,8 @@ pub fn render(report: &RunReport) -> String {
             })
             .collect(),
     };
-    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()));
+    let mut s = serde_json::to_string_pretty(&doc)
+        .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()));
     s.push('\n');
     s
 }

@@ -35,7 +35,12 @@ pub fn render(report: &RunReport) -> String {
                 s.set_description(
                     failures
                         .iter()
-                        .map(|f| format!("{:?}: {}: expected {}, got {}", f.t, f.check, f.expected, f.actual))
+                        .map(|f| {
+                            format!(
+                                "{:?}: {}: expected {}, got {}",
+                                f.t, f.check, f.expected, f.actual
+                            )
+                        })
                         .collect::<Vec<_>>()
                         .join("\n"),
                 );
@@ -57,5 +62,7 @@ pub fn render(report: &RunReport) -> String {
     }
     let mut junit = Report::new("hpa-conformance");
     junit.add_test_suite(suite);
-    junit.to_string().unwrap_or_else(|e| format!("<!-- {e} -->"))
+    junit
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- {e} -->"))
 }

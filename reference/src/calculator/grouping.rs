@@ -88,7 +88,12 @@ mod tests {
     use super::*;
     use crate::view::ReadyCondition;
 
-    fn pod(name: &str, phase: PodPhase, ready: Option<(ConditionStatus, i64)>, start: i64) -> PodView {
+    fn pod(
+        name: &str,
+        phase: PodPhase,
+        ready: Option<(ConditionStatus, i64)>,
+        start: i64,
+    ) -> PodView {
         PodView {
             name: name.into(),
             phase,
@@ -118,7 +123,12 @@ mod tests {
     #[test]
     fn a_pod_that_was_ready_and_went_unready_after_initialization_counts_as_ready() {
         let now = Time::from_secs(1000);
-        let pods = [pod("a", PodPhase::Running, Some((ConditionStatus::False, 500)), 0)];
+        let pods = [pod(
+            "a",
+            PodPhase::Running,
+            Some((ConditionStatus::False, 500)),
+            0,
+        )];
         let samples = BTreeMap::from([("a".to_string(), sample(990))]);
         let g = group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now);
         assert_eq!(g.ready_count, 1);
@@ -127,10 +137,17 @@ mod tests {
     #[test]
     fn a_pod_that_never_became_ready_is_unready_for_cpu_only() {
         let now = Time::from_secs(1000);
-        let pods = [pod("a", PodPhase::Running, Some((ConditionStatus::False, 10)), 0)];
+        let pods = [pod(
+            "a",
+            PodPhase::Running,
+            Some((ConditionStatus::False, 10)),
+            0,
+        )];
         let samples = BTreeMap::from([("a".to_string(), sample(990))]);
         assert_eq!(
-            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now).unready.len(),
+            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now)
+                .unready
+                .len(),
             1
         );
         assert_eq!(
@@ -143,7 +160,12 @@ mod tests {
     fn readiness_delay_boundary_is_strict() {
         // start + delay == transition: "after" is false, so the pod counts as having been ready.
         let now = Time::from_secs(1000);
-        let pods = [pod("a", PodPhase::Running, Some((ConditionStatus::False, 30)), 0)];
+        let pods = [pod(
+            "a",
+            PodPhase::Running,
+            Some((ConditionStatus::False, 30)),
+            0,
+        )];
         let samples = BTreeMap::from([("a".to_string(), sample(990))]);
         assert_eq!(
             group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now).ready_count,
@@ -154,11 +176,18 @@ mod tests {
     #[test]
     fn inside_initialization_a_sample_overlapping_the_transition_is_set_aside() {
         let now = Time::from_secs(200);
-        let pods = [pod("a", PodPhase::Running, Some((ConditionStatus::True, 150)), 100)];
+        let pods = [pod(
+            "a",
+            PodPhase::Running,
+            Some((ConditionStatus::True, 150)),
+            100,
+        )];
         // transition + window = 210 > sample time 200 → unready
         let samples = BTreeMap::from([("a".to_string(), sample(200))]);
         assert_eq!(
-            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now).unready.len(),
+            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now)
+                .unready
+                .len(),
             1
         );
         // sample exactly at transition + window is not before it → ready
@@ -180,7 +209,10 @@ mod tests {
             pod("p", PodPhase::Pending, None, 0),
             pod("m", PodPhase::Running, Some((ConditionStatus::True, 0)), 0),
         ];
-        let samples = BTreeMap::from([("d".to_string(), sample(990)), ("p".to_string(), sample(990))]);
+        let samples = BTreeMap::from([
+            ("d".to_string(), sample(990)),
+            ("p".to_string(), sample(990)),
+        ]);
         let g = group_pods(&pods, &samples, Some("memory"), INIT, DELAY, now);
         assert_eq!(g.ignored.len(), 2);
         assert!(g.unready.contains("p"));

@@ -9,8 +9,9 @@ mod usage;
 
 pub use grouping::{PodGroups, group_pods};
 pub use replicas::{
-    CalcContext, Proposal, Reasoning, ResourceProposal, external_per_pod_replicas, external_value_replicas,
-    object_per_pod_replicas, object_value_replicas, plain_metric_replicas, resource_replicas,
+    CalcContext, Proposal, Reasoning, ResourceProposal, external_per_pod_replicas,
+    external_value_replicas, object_per_pod_replicas, object_value_replicas, plain_metric_replicas,
+    resource_replicas,
 };
 pub use requests::{RequestError, pod_requests};
 pub use usage::{Tolerances, metric_usage_ratio, resource_utilization_ratio};

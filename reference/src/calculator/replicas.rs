@@ -170,7 +170,9 @@ pub fn resource_replicas(
     let requests = pod_requests(ctx.pods, container, resource, ctx.pod_level_resources)
         .map_err(|e| e.to_string())?;
     if metrics.is_empty() {
-        return Err("did not receive metrics for targeted pods (pods might be unready)".to_string());
+        return Err(
+            "did not receive metrics for targeted pods (pods might be unready)".to_string(),
+        );
     }
     let (ratio, utilization, raw_average) =
         resource_utilization_ratio(&metrics, &requests, target_utilization)?;
@@ -188,10 +190,7 @@ pub fn resource_replicas(
         if ctx.tolerances.is_within(ratio) {
             return Ok(done(current, reasoning));
         }
-        return Ok(done(
-            ceil_i32(ratio * groups.ready_count as f64),
-            reasoning,
-        ));
+        return Ok(done(ceil_i32(ratio * groups.ready_count as f64), reasoning));
     }
     if ratio < 1.0 {
         // Scale-down: a pod without a sample is taken to use 100% of its request, or the target
@@ -233,7 +232,9 @@ pub fn plain_metric_replicas(
     let groups = group(ctx, samples, resource)?;
     let mut metrics = without(samples, &groups);
     if metrics.is_empty() {
-        return Err("did not receive metrics for targeted pods (pods might be unready)".to_string());
+        return Err(
+            "did not receive metrics for targeted pods (pods might be unready)".to_string(),
+        );
     }
     let (ratio, usage) = metric_usage_ratio(&metrics, target);
     let mut reasoning = Reasoning::from_groups(ratio, &groups);
@@ -249,10 +250,7 @@ pub fn plain_metric_replicas(
         if ctx.tolerances.is_within(ratio) {
             return Ok(done(current, reasoning));
         }
-        return Ok(done(
-            ceil_i32(ratio * groups.ready_count as f64),
-            reasoning,
-        ));
+        return Ok(done(ceil_i32(ratio * groups.ready_count as f64), reasoning));
     }
     if ratio < 1.0 {
         for pod in &groups.missing {
@@ -394,7 +392,13 @@ pub fn object_per_pod_replicas(
     value: i64,
     timestamp: Time,
 ) -> Proposal {
-    per_pod(ctx.tolerances, status_replicas, target_per_pod, value, timestamp)
+    per_pod(
+        ctx.tolerances,
+        status_replicas,
+        target_per_pod,
+        value,
+        timestamp,
+    )
 }
 
 /// An External metric with an AverageValue target (`GetExternalPerPodMetricReplicas`).

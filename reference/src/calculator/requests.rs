@@ -41,17 +41,20 @@ pub fn pod_requests(
     for pod in pods {
         let request = match container {
             Some(name) => {
-                let c = pod.containers.iter().find(|c| c.name == name).ok_or_else(|| {
-                    RequestError::ContainerNotFound {
+                let c = pod
+                    .containers
+                    .iter()
+                    .find(|c| c.name == name)
+                    .ok_or_else(|| RequestError::ContainerNotFound {
                         container: name.to_string(),
                         pod: pod.name.clone(),
-                    }
-                })?;
-                c.get(resource).ok_or_else(|| RequestError::MissingRequest {
-                    resource: resource.to_string(),
-                    container: c.name.clone(),
-                    pod: pod.name.clone(),
-                })?
+                    })?;
+                c.get(resource)
+                    .ok_or_else(|| RequestError::MissingRequest {
+                        resource: resource.to_string(),
+                        container: c.name.clone(),
+                        pod: pod.name.clone(),
+                    })?
             }
             None => {
                 let pod_level = pod

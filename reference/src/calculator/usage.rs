@@ -46,9 +46,8 @@ pub fn resource_utilization_ratio(
         return Err("no metrics returned matched known pods".to_string());
     }
     let percent = (metrics_total * 100) / requests_total;
-    let utilization = i32::try_from(percent).map_err(|_| {
-        format!("resource utilization {percent} is outside the int32 range")
-    })?;
+    let utilization = i32::try_from(percent)
+        .map_err(|_| format!("resource utilization {percent} is outside the int32 range"))?;
     let raw = i64::try_from(metrics_total / i128::from(entries)).unwrap_or(i64::MAX);
     Ok((
         f64::from(utilization) / f64::from(target_utilization),
@@ -95,10 +94,12 @@ mod tests {
     fn utilization_truncates_before_the_ratio() {
         // 1400/5000 = 28% exactly; 1499/5000 = 29.98% → 29
         let reqs: BTreeMap<String, i64> = (0..5).map(|i| (format!("p{i}"), 1000)).collect();
-        let (r, u, raw) = resource_utilization_ratio(&samples(&[100, 300, 500, 250, 250]), &reqs, 50).unwrap();
+        let (r, u, raw) =
+            resource_utilization_ratio(&samples(&[100, 300, 500, 250, 250]), &reqs, 50).unwrap();
         assert_eq!((u, raw), (28, 280));
         assert_eq!(r, 28.0 / 50.0);
-        let (_, u, _) = resource_utilization_ratio(&samples(&[100, 300, 500, 250, 349]), &reqs, 50).unwrap();
+        let (_, u, _) =
+            resource_utilization_ratio(&samples(&[100, 300, 500, 250, 349]), &reqs, 50).unwrap();
         assert_eq!(u, 29);
     }
 
@@ -120,12 +121,18 @@ mod tests {
 
     #[test]
     fn tolerance_bounds_are_inclusive() {
-        let t = Tolerances { scale_down: 0.1, scale_up: 0.1 };
+        let t = Tolerances {
+            scale_down: 0.1,
+            scale_up: 0.1,
+        };
         assert!(t.is_within(1.1));
         assert!(t.is_within(0.9));
         assert!(!t.is_within(1.1000001));
         assert!(!t.is_within(0.8999999));
-        let t = Tolerances { scale_down: 0.0, scale_up: 0.05 };
+        let t = Tolerances {
+            scale_down: 0.0,
+            scale_up: 0.05,
+        };
         assert!(!t.is_within(0.99));
         assert!(t.is_within(1.05));
     }

@@ -1,0 +1,32 @@
+# hpa-conformance recipes. `just --list` shows them all.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# The test command CI runs: formatting, lints, every test (snapshots must match), the corpus.
+test:
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets -- -D warnings
+    INSTA_UPDATE=no cargo test --workspace
+    cargo run -q -p hpa-harness -- run cases
+
+# Run the corpus (or the given paths/flags) against the in-process reference core.
+run *ARGS:
+    cargo run -q --release -p hpa-harness -- run {{ARGS}}
+
+# Print one case's tick-by-tick trace and why each decision was made.
+explain CASE:
+    cargo run -q -p hpa-harness -- explain {{CASE}}
+
+# Regenerate the case-file JSON Schema (CI checks it is current).
+schema:
+    cargo run -q -p hpa-harness -- schema > cases/schema.json
+
+# Write new or changed trace snapshots as .snap.new files to review (then `cargo insta review`,
+# or rename them after reading the diff).
+snapshots:
+    INSTA_UPDATE=new cargo test -p hpa-conformance-tests --test corpus || true
+    find tests/snapshots -name '*.snap.new' | sort
+
+# Benchmarks: corpus wall time on the in-process target, and one decision at 100 pods × 3 metrics.
+bench:
+    cargo bench -p hpa-harness --bench corpus
