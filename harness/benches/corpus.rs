@@ -107,7 +107,10 @@ fn bench_decision() {
                 )
             })
             .collect();
-        Ok(MetricValues::PerPod { samples: s, timestamp: t0 })
+        Ok(MetricValues::PerPod {
+            samples: s,
+            timestamp: t0,
+        })
     };
     let metrics = vec![samples(300), samples(400_000_000_000), samples(120_000)];
     let settings = Settings::default();
@@ -121,10 +124,18 @@ fn bench_decision() {
                 .collect(),
         ),
         scale_up_events: (0..10)
-            .map(|i| ScaleEvent { change: 2, timestamp: t0.minus_secs(6 * i), outdated: false })
+            .map(|i| ScaleEvent {
+                change: 2,
+                timestamp: t0.minus_secs(6 * i),
+                outdated: false,
+            })
             .collect(),
         scale_down_events: (0..10)
-            .map(|i| ScaleEvent { change: 1, timestamp: t0.minus_secs(6 * i), outdated: false })
+            .map(|i| ScaleEvent {
+                change: 1,
+                timestamp: t0.minus_secs(6 * i),
+                outdated: false,
+            })
             .collect(),
     };
     let iterations = 20_000;

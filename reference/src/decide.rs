@@ -198,13 +198,14 @@ pub fn tolerances_for(
 /// Runs the reconcile up to the scale write. Records recommendations in `memory`.
 pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -> Plan {
     let now = obs.now;
-    let spec = obs.hpa.spec.clone();
+    let spec = &obs.hpa.spec;
     let original = obs.hpa.status.clone().unwrap_or_default();
     let mut conditions: Vec<HorizontalPodAutoscalerCondition> =
         original.conditions.clone().unwrap_or_default();
     let mut events = Vec::new();
     let behavior = spec.behavior.clone();
-    let metrics_spec = spec.metrics.clone().unwrap_or_default();
+    let metrics_spec: &[k8s_openapi::api::autoscaling::v2::MetricSpec] =
+        spec.metrics.as_deref().unwrap_or_default();
     let has_object_or_external = metrics_spec
         .iter()
         .any(|m| m.type_ == "Object" || m.type_ == "External");

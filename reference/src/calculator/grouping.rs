@@ -8,40 +8,51 @@ use crate::view::{ConditionStatus, PodMetric, PodPhase, PodView};
 
 /// The pods of a target, grouped the way the replica calculator needs them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PodGroups {
+pub struct PodGroups<'a> {
     /// Pods whose samples count.
     pub ready_count: usize,
     /// Pending pods, and (for CPU) pods not yet ready or still warming up.
-    pub unready: BTreeSet<String>,
+    pub unready: BTreeSet<&'a str>,
     /// Pods the metrics API returned no sample for.
-    pub missing: BTreeSet<String>,
+    pub missing: BTreeSet<&'a str>,
     /// Deleted and failed pods: never counted.
-    pub ignored: BTreeSet<String>,
+    pub ignored: BTreeSet<&'a str>,
 }
 
 /// Groups `pods` for a metric whose samples are `samples`. `resource` is the resource name for
 /// Resource/ContainerResource metrics and `None` for custom metrics; the readiness and warm-up
 /// rules apply only to `cpu`.
-pub fn group_pods(
-    pods: &[PodView],
+pub fn group_pods<'a>(
+    pods: &'a [PodView],
     samples: &BTreeMap<String, PodMetric>,
     resource: Option<&str>,
     cpu_initialization_period: Duration,
     initial_readiness_delay: Duration,
     now: Time,
-) -> PodGroups {
+) -> PodGroups<'a> {
     let mut groups = PodGroups::default();
+    // Pods listed in name order (the usual case) are matched to samples in one merged pass;
+    // otherwise each pod is looked up.
+    let sorted = pods.windows(2).all(|w| w[0].name < w[1].name);
+    let mut cursor = samples.iter().peekable();
+    let mut sample_of = |name: &str| -> Option<&PodMetric> {
+        if !sorted {
+            return samples.get(name);
+        }
+        while cursor.next_if(|(k, _)| k.as_str() < name).is_some() {}
+        cursor.next_if(|(k, _)| k.as_str() == name).map(|(_, v)| v)
+    };
     for pod in pods {
         if pod.deleted || pod.phase == PodPhase::Failed {
-            groups.ignored.insert(pod.name.clone());
+            groups.ignored.insert(pod.name.as_str());
             continue;
         }
         if pod.phase == PodPhase::Pending {
-            groups.unready.insert(pod.name.clone());
+            groups.unready.insert(pod.name.as_str());
             continue;
         }
-        let Some(sample) = samples.get(&pod.name) else {
-            groups.missing.insert(pod.name.clone());
+        let Some(sample) = sample_of(&pod.name) else {
+            groups.missing.insert(pod.name.as_str());
             continue;
         };
         if resource == Some("cpu")
@@ -53,7 +64,7 @@ pub fn group_pods(
                 now,
             )
         {
-            groups.unready.insert(pod.name.clone());
+            groups.unready.insert(pod.name.as_str());
             continue;
         }
         groups.ready_count += 1;

@@ -99,11 +99,11 @@ fn ceil_i32(x: f64) -> i32 {
     }
 }
 
-fn group(
-    ctx: &CalcContext<'_>,
+fn group<'a>(
+    ctx: &CalcContext<'a>,
     samples: &BTreeMap<String, PodMetric>,
     resource: Option<&str>,
-) -> Result<PodGroups, String> {
+) -> Result<PodGroups<'a>, String> {
     if ctx.pods.is_empty() {
         return Err("no pods returned by selector while calculating replica count".to_string());
     }
@@ -117,20 +117,19 @@ fn group(
     ))
 }
 
-fn without(samples: &BTreeMap<String, PodMetric>, g: &PodGroups) -> BTreeMap<String, PodMetric> {
+/// The samples of pods that are neither ignored nor unready, as (pod, value). Filled-in values
+/// for missing and unready pods are appended later; no name can appear twice, since missing pods
+/// have no sample and unready ones were just removed.
+fn without<'a>(samples: &'a BTreeMap<String, PodMetric>, g: &PodGroups<'_>) -> Vec<(&'a str, i64)> {
+    let skip = |name: &str| {
+        (!g.ignored.is_empty() && g.ignored.contains(name))
+            || (!g.unready.is_empty() && g.unready.contains(name))
+    };
     samples
         .iter()
-        .filter(|(name, _)| !g.ignored.contains(*name) && !g.unready.contains(*name))
-        .map(|(n, s)| (n.clone(), *s))
+        .filter(|(name, _)| !skip(name))
+        .map(|(n, s)| (n.as_str(), s.value))
         .collect()
-}
-
-fn filler(value: i64) -> PodMetric {
-    PodMetric {
-        value,
-        timestamp: Time::GO_ZERO,
-        window: Duration::ZERO,
-    }
 }
 
 /// Applies the dampening rules shared by the resource and plain paths once missing and unready
@@ -156,13 +155,13 @@ fn dampened(
 }
 
 /// A Resource or ContainerResource metric with a utilization target (`GetResourceReplicas`).
-pub fn resource_replicas(
-    ctx: &CalcContext<'_>,
+pub fn resource_replicas<'a>(
+    ctx: &CalcContext<'a>,
     current: i32,
     target_utilization: i32,
     resource: &str,
     container: Option<&str>,
-    samples: &BTreeMap<String, PodMetric>,
+    samples: &'a BTreeMap<String, PodMetric>,
     timestamp: Time,
 ) -> Result<ResourceProposal, String> {
     let groups = group(ctx, samples, Some(resource))?;
@@ -198,16 +197,16 @@ pub fn resource_replicas(
         let fill_percent = i64::from(target_utilization.max(100));
         for pod in &groups.missing {
             let request = requests.get(pod).copied().unwrap_or(0);
-            metrics.insert(pod.clone(), filler(request * fill_percent / 100));
+            metrics.push((pod, request * fill_percent / 100));
         }
     } else if ratio > 1.0 {
         for pod in &groups.missing {
-            metrics.insert(pod.clone(), filler(0));
+            metrics.push((pod, 0));
         }
     }
     if scale_up_with_unready {
         for pod in &groups.unready {
-            metrics.insert(pod.clone(), filler(0));
+            metrics.push((pod, 0));
         }
     }
     let (new_ratio, _, _) = resource_utilization_ratio(&metrics, &requests, target_utilization)?;
@@ -221,12 +220,12 @@ pub fn resource_replicas(
 /// Pods metrics and Resource metrics with an average-value target (`calcPlainMetricReplicas`).
 /// `resource` is the resource name for Resource metrics (so CPU readiness rules apply) and `None`
 /// for Pods metrics.
-pub fn plain_metric_replicas(
-    ctx: &CalcContext<'_>,
+pub fn plain_metric_replicas<'a>(
+    ctx: &CalcContext<'a>,
     current: i32,
     target: i64,
     resource: Option<&str>,
-    samples: &BTreeMap<String, PodMetric>,
+    samples: &'a BTreeMap<String, PodMetric>,
     timestamp: Time,
 ) -> Result<Proposal, String> {
     let groups = group(ctx, samples, resource)?;
@@ -254,16 +253,16 @@ pub fn plain_metric_replicas(
     }
     if ratio < 1.0 {
         for pod in &groups.missing {
-            metrics.insert(pod.clone(), filler(target));
+            metrics.push((pod, target));
         }
     } else if ratio > 1.0 {
         for pod in &groups.missing {
-            metrics.insert(pod.clone(), filler(0));
+            metrics.push((pod, 0));
         }
     }
     if scale_up_with_unready {
         for pod in &groups.unready {
-            metrics.insert(pod.clone(), filler(0));
+            metrics.push((pod, 0));
         }
     }
     let (new_ratio, _) = metric_usage_ratio(&metrics, target);

@@ -6,8 +6,6 @@
 
 use std::collections::BTreeMap;
 
-use crate::view::PodMetric;
-
 /// The tolerance band around a usage ratio of 1.0, per direction.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tolerances {
@@ -27,18 +25,27 @@ impl Tolerances {
 /// `(ratio, utilization percent, raw average)` over the samples of pods that have a request.
 /// Errors when no sample matches a known pod.
 pub fn resource_utilization_ratio(
-    samples: &BTreeMap<String, PodMetric>,
-    requests: &BTreeMap<String, i64>,
+    samples: &[(&str, i64)],
+    requests: &BTreeMap<&str, i64>,
     target_utilization: i32,
 ) -> Result<(f64, i32, i64), String> {
     let mut metrics_total: i128 = 0;
     let mut requests_total: i128 = 0;
     let mut entries: i64 = 0;
-    for (pod, sample) in samples {
-        let Some(request) = requests.get(pod) else {
+    // Samples in name order (the usual case) are matched to requests in one merged pass.
+    let sorted = samples.windows(2).all(|w| w[0].0 < w[1].0);
+    let mut cursor = requests.iter().peekable();
+    for (pod, value) in samples {
+        let request = if sorted {
+            while cursor.next_if(|(k, _)| **k < *pod).is_some() {}
+            cursor.next_if(|(k, _)| **k == *pod).map(|(_, v)| v)
+        } else {
+            requests.get(pod)
+        };
+        let Some(request) = request else {
             continue;
         };
-        metrics_total += i128::from(sample.value);
+        metrics_total += i128::from(*value);
         requests_total += i128::from(*request);
         entries += 1;
     }
@@ -57,8 +64,8 @@ pub fn resource_utilization_ratio(
 }
 
 /// `(ratio, average)` of plain samples against a target average (milli-values).
-pub fn metric_usage_ratio(samples: &BTreeMap<String, PodMetric>, target: i64) -> (f64, i64) {
-    let total: i128 = samples.values().map(|s| i128::from(s.value)).sum();
+pub fn metric_usage_ratio(samples: &[(&str, i64)], target: i64) -> (f64, i64) {
+    let total: i128 = samples.iter().map(|(_, v)| i128::from(*v)).sum();
     let average = if samples.is_empty() {
         0
     } else {
@@ -70,30 +77,21 @@ pub fn metric_usage_ratio(samples: &BTreeMap<String, PodMetric>, target: i64) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::Time;
-    use std::time::Duration;
 
-    fn samples(values: &[i64]) -> BTreeMap<String, PodMetric> {
+    const NAMES: [&str; 5] = ["p0", "p1", "p2", "p3", "p4"];
+
+    fn samples(values: &[i64]) -> Vec<(&'static str, i64)> {
         values
             .iter()
             .enumerate()
-            .map(|(i, v)| {
-                (
-                    format!("p{i}"),
-                    PodMetric {
-                        value: *v,
-                        timestamp: Time::from_secs(0),
-                        window: Duration::from_secs(60),
-                    },
-                )
-            })
+            .map(|(i, v)| (NAMES[i], *v))
             .collect()
     }
 
     #[test]
     fn utilization_truncates_before_the_ratio() {
         // 1400/5000 = 28% exactly; 1499/5000 = 29.98% → 29
-        let reqs: BTreeMap<String, i64> = (0..5).map(|i| (format!("p{i}"), 1000)).collect();
+        let reqs: BTreeMap<&str, i64> = NAMES.iter().map(|n| (*n, 1000)).collect();
         let (r, u, raw) =
             resource_utilization_ratio(&samples(&[100, 300, 500, 250, 250]), &reqs, 50).unwrap();
         assert_eq!((u, raw), (28, 280));
@@ -105,7 +103,7 @@ mod tests {
 
     #[test]
     fn samples_of_unknown_pods_are_skipped_and_none_known_is_an_error() {
-        let reqs = BTreeMap::from([("other".to_string(), 1000)]);
+        let reqs = BTreeMap::from([("other", 1000)]);
         assert_eq!(
             resource_utilization_ratio(&samples(&[100]), &reqs, 50).unwrap_err(),
             "no metrics returned matched known pods"
