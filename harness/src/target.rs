@@ -4,9 +4,10 @@
 //!
 //! [`CoreTarget`] is the in-process reference core (virtual time, no IO).
 
+use hpa_reference::metrics_api::readings;
 use hpa_reference::{
-    Event, Explanation, FeatureGates, Memory, Observation, Recommendation, ScaleEvent, Settings,
-    decide,
+    Event, Explanation, FeatureGates, Memory, Observation, PodView, Recommendation, ScaleEvent,
+    ScaleView, Settings, decide,
 };
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
 
@@ -95,12 +96,14 @@ struct CoreSession {
 
 impl Session for CoreSession {
     fn tick(&mut self, s: &Snapshot) -> Result<TickOutcome, TargetError> {
+        let pods: Vec<PodView> = s.pods.iter().map(PodView::from_pod).collect();
+        let metrics = readings(s.hpa.spec.metrics.as_deref().unwrap_or_default(), &s.metrics);
         let obs = Observation {
             now: s.now,
             hpa: &s.hpa,
-            scale: s.scale.clone(),
-            pods: &s.pods,
-            metrics: &s.metrics,
+            scale: s.scale.as_ref().map(ScaleView::from_scale).map_err(Clone::clone),
+            pods: &pods,
+            metrics: &metrics,
             hpas_selecting_pods: &[],
         };
         let plan = decide(&obs, &self.settings, &mut self.memory);

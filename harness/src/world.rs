@@ -9,12 +9,20 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use hpa_reference::quantity::parse_milli;
-use hpa_reference::{
-    ConditionStatus, ContainerRequests, MetricReading, MetricValues, PodMetric, PodPhase, PodView,
-    ReadyCondition, ScaleView, Time,
+use hpa_reference::conditions::kube_time;
+use hpa_reference::metrics_api::{
+    ContainerMetrics, ListAnswer, MetricsApis, ObjectAnswer, PodMetrics, PodValue, SampleValue,
 };
+use hpa_reference::quantity::{format_milli_decimal, parse_milli};
+use hpa_reference::selector::Requirement;
+use hpa_reference::{ContainerRequests, Time};
+use k8s_openapi::api::autoscaling::v1::{Scale, ScaleSpec, ScaleStatus};
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
+use k8s_openapi::api::core::v1::{
+    Container, Pod, PodCondition, PodSpec, PodStatus, ResourceRequirements,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::case::Case;
 use crate::case::model::{Load, Phase, PodChange, TimelineEntry};
@@ -61,7 +69,8 @@ enum MetricKind {
     External,
 }
 
-/// What a target sees at one tick.
+/// What a target sees at one tick: the Kubernetes objects and the metrics APIs' answers, exactly
+/// what a controller would read (and what the step protocol sends).
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     /// Virtual seconds.
@@ -70,14 +79,14 @@ pub struct Snapshot {
     pub now: Time,
     /// The HPA as stored, with the status last written.
     pub hpa: HorizontalPodAutoscaler,
-    /// GET scale: the scale, or the error.
-    pub scale: Result<ScaleView, String>,
+    /// GET scale: the scale subresource, or the error.
+    pub scale: Result<Scale, String>,
     /// UPDATE scale will fail with this error.
     pub scale_update_error: Option<String>,
     /// The pods matching the selector.
-    pub pods: Vec<PodView>,
-    /// One reading per metric of the spec.
-    pub metrics: Vec<MetricReading>,
+    pub pods: Vec<Pod>,
+    /// The metrics APIs' answers.
+    pub metrics: MetricsApis,
 }
 
 /// The simulated cluster.
@@ -112,6 +121,10 @@ fn requests(map: &BTreeMap<String, String>) -> Vec<(String, i64)> {
     map.iter()
         .map(|(r, q)| (r.clone(), parse_milli(q).unwrap_or(0)))
         .collect()
+}
+
+fn quantity(milli: i64) -> Quantity {
+    Quantity(format_milli_decimal(milli))
 }
 
 fn q(s: &str) -> i64 {
@@ -458,140 +471,207 @@ impl World {
         )
     }
 
-    /// What the target sees at `t`.
-    pub fn snapshot(&self, t: i64) -> Snapshot {
-        let now = instant(t);
-        let serving: Vec<usize> = (0..self.pods.len())
-            .filter(|i| self.serving(&self.pods[*i], t))
-            .collect();
-        let pods: Vec<PodView> = self
-            .pods
-            .iter()
-            .map(|p| {
-                let phase = self.phase_at(p, t);
-                let (ready, since) = self.ready_at(p, t);
-                PodView {
-                    name: p.name.clone(),
-                    phase: match phase {
-                        Phase::Pending => PodPhase::Pending,
-                        Phase::Running => PodPhase::Running,
-                        Phase::Succeeded => PodPhase::Succeeded,
-                        Phase::Failed => PodPhase::Failed,
-                    },
-                    ready: Some(ReadyCondition {
-                        status: if ready {
-                            ConditionStatus::True
-                        } else {
-                            ConditionStatus::False
-                        },
-                        last_transition: Some(instant(since)),
-                    }),
-                    start_time: (phase != Phase::Pending).then(|| instant(self.start_of(p))),
-                    deleted: p.deleted,
-                    containers: self.containers.clone(),
-                    sidecars: self.sidecars.clone(),
-                    pod_requests: self.pod_requests.clone(),
-                }
-            })
-            .collect();
+    fn pod_object(&self, p: &SimPod, t: i64, labels: &BTreeMap<String, String>) -> Pod {
+        let phase = self.phase_at(p, t);
+        let (ready, since) = self.ready_at(p, t);
+        let container = |c: &ContainerRequests, restart_policy: Option<String>| Container {
+            name: c.name.clone(),
+            restart_policy,
+            resources: Some(ResourceRequirements {
+                requests: Some(c.requests.iter().map(|(r, v)| (r.clone(), quantity(*v))).collect()),
+                ..ResourceRequirements::default()
+            }),
+            ..Container::default()
+        };
+        Pod {
+            metadata: ObjectMeta {
+                name: Some(p.name.clone()),
+                namespace: self.hpa.metadata.namespace.clone(),
+                labels: Some(labels.clone()),
+                deletion_timestamp: p.deleted.then(|| kube_time(instant(t))),
+                ..ObjectMeta::default()
+            },
+            spec: Some(PodSpec {
+                containers: self.containers.iter().map(|c| container(c, None)).collect(),
+                init_containers: (!self.sidecars.is_empty()).then(|| {
+                    self.sidecars.iter().map(|c| container(c, Some("Always".into()))).collect()
+                }),
+                resources: self.pod_requests.as_ref().map(|reqs| ResourceRequirements {
+                    requests: Some(reqs.iter().map(|(r, v)| (r.clone(), quantity(*v))).collect()),
+                    ..ResourceRequirements::default()
+                }),
+                ..PodSpec::default()
+            }),
+            status: Some(PodStatus {
+                phase: Some(
+                    match phase {
+                        Phase::Pending => "Pending",
+                        Phase::Running => "Running",
+                        Phase::Succeeded => "Succeeded",
+                        Phase::Failed => "Failed",
+                    }
+                    .into(),
+                ),
+                start_time: (phase != Phase::Pending).then(|| kube_time(instant(self.start_of(p)))),
+                conditions: Some(vec![PodCondition {
+                    type_: "Ready".into(),
+                    status: if ready { "True" } else { "False" }.into(),
+                    last_transition_time: Some(kube_time(instant(since))),
+                    ..PodCondition::default()
+                }]),
+                ..PodStatus::default()
+            }),
+        }
+    }
 
-        let reporting = |key: &str| -> Vec<usize> {
-            let missing = self.missing.get(key);
-            (0..self.pods.len())
-                .filter(|i| {
-                    let p = &self.pods[*i];
-                    self.phase_at(p, t) == Phase::Running
-                        && !missing.is_some_and(|m| m.contains(&p.name))
-                })
-                .collect()
-        };
-        let sample = |value: i64| PodMetric {
-            value,
-            timestamp: now,
-            window: self.window,
-        };
-        let per_pod = |samples: BTreeMap<String, PodMetric>, empty: &str| -> MetricReading {
-            if samples.is_empty() {
-                Err(empty.to_string())
-            } else {
-                Ok(MetricValues::PerPod {
-                    samples,
-                    timestamp: now,
-                })
+    /// Labels that match the target's selector (for its pods).
+    fn pod_labels(&self) -> BTreeMap<String, String> {
+        let mut labels = BTreeMap::new();
+        if let Ok(sel) = hpa_reference::selector::parse(&self.selector) {
+            for r in sel.0 {
+                match r {
+                    Requirement::In(k, vs) => {
+                        labels.insert(k, vs.first().cloned().unwrap_or_default());
+                    }
+                    Requirement::Exists(k) => {
+                        labels.insert(k, String::new());
+                    }
+                    _ => {}
+                }
             }
-        };
-        const NO_RESOURCE: &str = "no metrics returned from resource metrics API";
-        let metrics = self
-            .hpa
-            .spec
-            .metrics
-            .iter()
-            .flatten()
-            .map(|m| {
-                let key = crate::case::load::metric_key(m);
-                if let Some(e) = self.metric_errors.get(&key) {
-                    return Err(e.clone());
-                }
-                match self.kinds.get(&key) {
-                    Some(MetricKind::Resource) => {
-                        let samples = reporting(&key)
-                            .into_iter()
-                            .map(|i| {
-                                let total = self
-                                    .containers
-                                    .iter()
-                                    .map(|c| self.container_usage(&key, &c.name, i, t, &serving))
-                                    .sum();
-                                (self.pods[i].name.clone(), sample(total))
-                            })
-                            .collect();
-                        per_pod(samples, NO_RESOURCE)
-                    }
-                    Some(MetricKind::ContainerResource(c)) => {
-                        let samples = reporting(&key)
-                            .into_iter()
-                            .filter(|_| self.containers.iter().any(|x| &x.name == c))
-                            .map(|i| (self.pods[i].name.clone(), sample(self.container_usage(&key, c, i, t, &serving))))
-                            .collect();
-                        per_pod(samples, NO_RESOURCE)
-                    }
-                    Some(MetricKind::Pods) | None => {
-                        let rule = self.custom_loads.get(&key);
-                        let samples = reporting(&key)
-                            .into_iter()
-                            .map(|i| (self.pods[i].name.clone(), sample(self.rule_value(rule, i, &serving))))
-                            .collect();
-                        per_pod(samples, "no metrics returned from custom metrics API")
-                    }
-                    Some(MetricKind::Object) => match self.object_values.get(&key) {
-                        Some(v) => Ok(MetricValues::Object { value: *v, timestamp: now }),
-                        None => Err(format!("unable to fetch metrics from custom metrics API: the server could not find the metric {key} for the described object")),
-                    },
-                    Some(MetricKind::External) => match self.external_series.get(&key) {
-                        Some(vs) if !vs.is_empty() => Ok(MetricValues::External { values: vs.clone(), timestamp: now }),
-                        _ => Err("no metrics returned from external metrics API".into()),
-                    },
-                }
-            })
-            .collect();
+        }
+        labels
+    }
 
+    /// What the metrics APIs answer at `t`.
+    fn metrics_apis(&self, t: i64) -> MetricsApis {
+        let now = kube_time(instant(t));
+        let serving: Vec<usize> = (0..self.pods.len()).filter(|i| self.serving(&self.pods[*i], t)).collect();
+        let missing = |key: &str, p: &SimPod| self.missing.get(key).is_some_and(|m| m.contains(&p.name));
+        let running = |p: &SimPod| self.phase_at(p, t) == Phase::Running;
+        let mut apis = MetricsApis::default();
+
+        // Resource metrics: every resource some Resource/ContainerResource metric asks for.
+        let resources: BTreeSet<&String> = self
+            .kinds
+            .iter()
+            .filter(|(_, k)| matches!(k, MetricKind::Resource | MetricKind::ContainerResource(_)))
+            .map(|(key, _)| key)
+            .collect();
+        if let Some(e) = resources.iter().find_map(|r| self.metric_errors.get(*r)) {
+            apis.resource.error = Some(e.clone());
+        } else if !resources.is_empty() {
+            let window = format!("{}s", self.window.as_secs());
+            for (i, p) in self.pods.iter().enumerate().filter(|(_, p)| running(p)) {
+                let present: Vec<&String> = resources.iter().copied().filter(|r| !missing(r, p)).collect();
+                if present.is_empty() {
+                    continue;
+                }
+                apis.resource.items.push(PodMetrics {
+                    metadata: ObjectMeta {
+                        name: Some(p.name.clone()),
+                        namespace: self.hpa.metadata.namespace.clone(),
+                        ..ObjectMeta::default()
+                    },
+                    timestamp: now.clone(),
+                    window: window.clone(),
+                    containers: self
+                        .containers
+                        .iter()
+                        .map(|c| ContainerMetrics {
+                            name: c.name.clone(),
+                            usage: present
+                                .iter()
+                                .map(|r| ((*r).clone(), quantity(self.container_usage(r, &c.name, i, t, &serving))))
+                                .collect(),
+                        })
+                        .collect(),
+                });
+            }
+        }
+
+        for (key, kind) in &self.kinds {
+            let error = self.metric_errors.get(key).cloned();
+            match kind {
+                MetricKind::Resource | MetricKind::ContainerResource(_) => {}
+                MetricKind::Pods => {
+                    let rule = self.custom_loads.get(key);
+                    let items = if error.is_some() {
+                        Vec::new()
+                    } else {
+                        self.pods
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, p)| running(p) && !missing(key, p))
+                            .map(|(i, p)| PodValue {
+                                pod: p.name.clone(),
+                                value: quantity(self.rule_value(rule, i, &serving)),
+                                timestamp: now.clone(),
+                                window_seconds: Some(self.window.as_secs() as i64),
+                            })
+                            .collect()
+                    };
+                    apis.pods.insert(key.clone(), ListAnswer { items, error });
+                }
+                MetricKind::Object => {
+                    let value = self.object_values.get(key).map(|v| SampleValue {
+                        value: quantity(*v),
+                        timestamp: now.clone(),
+                    });
+                    if error.is_some() || value.is_some() {
+                        apis.object.insert(key.clone(), ObjectAnswer { value: value.filter(|_| error.is_none()), error });
+                    }
+                }
+                MetricKind::External => {
+                    let items = if error.is_some() {
+                        Vec::new()
+                    } else {
+                        self.external_series
+                            .get(key)
+                            .into_iter()
+                            .flatten()
+                            .map(|v| SampleValue {
+                                value: quantity(*v),
+                                timestamp: now.clone(),
+                            })
+                            .collect()
+                    };
+                    apis.external.insert(key.clone(), ListAnswer { items, error });
+                }
+            }
+        }
+        apis
+    }
+
+    /// What the target sees at `t`: the objects and API answers a controller would read.
+    pub fn snapshot(&self, t: i64) -> Snapshot {
+        let labels = self.pod_labels();
         let live = self.pods.iter().filter(|p| self.active(p, t)).count() as i32;
         let scale = match &self.get_scale_error {
             Some(e) => Err(e.clone()),
-            None => Ok(ScaleView {
-                spec_replicas: self.replicas,
-                status_replicas: self.status_replicas.unwrap_or(live),
-                selector: Some(self.selector.clone()).filter(|s| !s.is_empty()),
+            None => Ok(Scale {
+                metadata: ObjectMeta {
+                    name: Some(self.name.clone()),
+                    namespace: self.hpa.metadata.namespace.clone(),
+                    ..ObjectMeta::default()
+                },
+                spec: Some(ScaleSpec {
+                    replicas: Some(self.replicas),
+                }),
+                status: Some(ScaleStatus {
+                    replicas: self.status_replicas.unwrap_or(live),
+                    selector: Some(self.selector.clone()).filter(|s| !s.is_empty()),
+                }),
             }),
         };
         Snapshot {
             t,
-            now,
+            now: instant(t),
             hpa: self.hpa.clone(),
             scale,
             scale_update_error: self.update_scale_error.clone(),
-            pods,
-            metrics,
+            pods: self.pods.iter().map(|p| self.pod_object(p, t, &labels)).collect(),
+            metrics: self.metrics_apis(t),
         }
     }
 

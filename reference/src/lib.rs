@@ -14,6 +14,7 @@ pub mod conditions;
 pub mod decide;
 pub mod defaults;
 pub mod memory;
+pub mod metrics_api;
 pub mod metric;
 pub mod normalize;
 pub mod quantity;

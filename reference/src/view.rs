@@ -165,3 +165,79 @@ pub struct Observation<'a> {
     /// pods; more than one makes the selector ambiguous. Empty means "only this HPA".
     pub hpas_selecting_pods: &'a [String],
 }
+
+fn requests_of(
+    resources: Option<&k8s_openapi::api::core::v1::ResourceRequirements>,
+) -> Option<Vec<(String, i64)>> {
+    let requests = resources?.requests.as_ref()?;
+    Some(
+        requests
+            .iter()
+            .filter_map(|(r, q)| crate::quantity::milli_of(q).ok().map(|v| (r.clone(), v)))
+            .collect(),
+    )
+}
+
+impl PodView {
+    /// The view of a `v1.Pod`.
+    pub fn from_pod(pod: &k8s_openapi::api::core::v1::Pod) -> PodView {
+        let status = pod.status.as_ref();
+        let phase = match status.and_then(|s| s.phase.as_deref()) {
+            Some("Pending") => PodPhase::Pending,
+            Some("Running") => PodPhase::Running,
+            Some("Succeeded") => PodPhase::Succeeded,
+            Some("Failed") => PodPhase::Failed,
+            _ => PodPhase::Unknown,
+        };
+        let ready = status
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+            .map(|c| ReadyCondition {
+                status: match c.status.as_str() {
+                    "True" => ConditionStatus::True,
+                    "False" => ConditionStatus::False,
+                    _ => ConditionStatus::Unknown,
+                },
+                last_transition: c
+                    .last_transition_time
+                    .as_ref()
+                    .map(crate::conditions::core_time),
+            });
+        let spec = pod.spec.as_ref();
+        let container = |c: &k8s_openapi::api::core::v1::Container| ContainerRequests {
+            name: c.name.clone(),
+            requests: requests_of(c.resources.as_ref()).unwrap_or_default(),
+        };
+        PodView {
+            name: pod.metadata.name.clone().unwrap_or_default(),
+            phase,
+            ready,
+            start_time: status
+                .and_then(|s| s.start_time.as_ref())
+                .map(crate::conditions::core_time),
+            deleted: pod.metadata.deletion_timestamp.is_some(),
+            containers: spec.map(|s| s.containers.iter().map(container).collect()).unwrap_or_default(),
+            sidecars: spec
+                .and_then(|s| s.init_containers.as_ref())
+                .map(|ics| {
+                    ics.iter()
+                        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
+                        .map(container)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            pod_requests: spec.and_then(|s| requests_of(s.resources.as_ref())),
+        }
+    }
+}
+
+impl ScaleView {
+    /// The view of an `autoscaling/v1` Scale.
+    pub fn from_scale(scale: &k8s_openapi::api::autoscaling::v1::Scale) -> ScaleView {
+        ScaleView {
+            spec_replicas: scale.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0),
+            status_replicas: scale.status.as_ref().map_or(0, |s| s.replicas),
+            selector: scale.status.as_ref().and_then(|s| s.selector.clone()),
+        }
+    }
+}

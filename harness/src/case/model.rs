@@ -309,7 +309,9 @@ pub struct MetricsMissing {
 pub struct MetricError {
     /// The metric (as in `load.metric`).
     pub metric: String,
-    /// The metrics client's error text; absent: the API recovers.
+    /// The metrics API's error text; absent: the API recovers. The HPA's metrics client wraps it
+    /// as upstream does (`unable to fetch metrics from resource metrics API: …`). For Resource and
+    /// ContainerResource metrics the whole `metrics.k8s.io` API fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }

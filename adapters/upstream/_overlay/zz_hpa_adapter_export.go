@@ -1,0 +1,128 @@
+// This file is NOT part of upstream Kubernetes. It belongs to hpa-conformance's upstream adapter
+// (adapters/upstream) and is added to package podautoscaler at build time with `go build -overlay`
+// (see adapters/upstream/build.sh). It only exposes a thin, adapter-only surface over the
+// controller's unexported reconcile entry point and its in-memory state; it contains no HPA logic.
+
+package podautoscaler
+
+import (
+	"context"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/kubernetes/pkg/controller/util/selectors"
+)
+
+// HPAAdapterReconcile runs one reconciliation of the given HPA, as a worker would after taking
+// key ("namespace/name") off the queue and finding hpa in the lister.
+func (a *HorizontalController) HPAAdapterReconcile(ctx context.Context, hpa *autoscalingv2.HorizontalPodAutoscaler, key string) error {
+	return a.reconcileAutoscaler(ctx, hpa, key)
+}
+
+// HPAAdapterSetEventRecorder replaces the controller's event recorder.
+func (a *HorizontalController) HPAAdapterSetEventRecorder(r record.EventRecorder) {
+	a.eventRecorder = r
+}
+
+// HPAAdapterTrack registers the HPA in the selector tracker with the Nothing selector, as the
+// informer's add handler does for a new HPA (without putting it on the work queue).
+func (a *HorizontalController) HPAAdapterTrack(namespace, name string) {
+	a.hpaSelectorsMux.Lock()
+	defer a.hpaSelectorsMux.Unlock()
+	k := selectors.Key{Name: name, Namespace: namespace}
+	if !a.hpaSelectors.SelectorExists(k) {
+		a.hpaSelectors.PutSelector(k, labels.Nothing())
+	}
+}
+
+// HPAAdapterRecommendation is one stored (unstabilized) recommendation.
+type HPAAdapterRecommendation struct {
+	Replicas int32
+	Time     time.Time
+}
+
+// HPAAdapterScaleEvent is one stored scale event (absolute replica change).
+type HPAAdapterScaleEvent struct {
+	Change   int32
+	Time     time.Time
+	Outdated bool
+}
+
+// HPAAdapterMemory is the controller's in-memory state for one HPA key. A nil slice means
+// "no entry for this key"; an empty non-nil slice means "an entry with nothing recorded".
+type HPAAdapterMemory struct {
+	Recommendations []HPAAdapterRecommendation
+	ScaleUpEvents   []HPAAdapterScaleEvent
+	ScaleDownEvents []HPAAdapterScaleEvent
+}
+
+// HPAAdapterSeedMemory replaces the controller's in-memory state for key.
+func (a *HorizontalController) HPAAdapterSeedMemory(key string, m HPAAdapterMemory) {
+	a.recommendationsLock.Lock()
+	if m.Recommendations == nil {
+		delete(a.recommendations, key)
+	} else {
+		recs := make([]timestampedRecommendation, 0, len(m.Recommendations))
+		for _, r := range m.Recommendations {
+			recs = append(recs, timestampedRecommendation{recommendation: r.Replicas, timestamp: r.Time})
+		}
+		a.recommendations[key] = recs
+	}
+	a.recommendationsLock.Unlock()
+
+	toEvents := func(in []HPAAdapterScaleEvent) []timestampedScaleEvent {
+		out := make([]timestampedScaleEvent, 0, len(in))
+		for _, e := range in {
+			out = append(out, timestampedScaleEvent{replicaChange: e.Change, timestamp: e.Time, outdated: e.Outdated})
+		}
+		return out
+	}
+	a.scaleUpEventsLock.Lock()
+	if m.ScaleUpEvents == nil {
+		delete(a.scaleUpEvents, key)
+	} else {
+		a.scaleUpEvents[key] = toEvents(m.ScaleUpEvents)
+	}
+	a.scaleUpEventsLock.Unlock()
+	a.scaleDownEventsLock.Lock()
+	if m.ScaleDownEvents == nil {
+		delete(a.scaleDownEvents, key)
+	} else {
+		a.scaleDownEvents[key] = toEvents(m.ScaleDownEvents)
+	}
+	a.scaleDownEventsLock.Unlock()
+}
+
+// HPAAdapterReadMemory returns a copy of the controller's in-memory state for key.
+func (a *HorizontalController) HPAAdapterReadMemory(key string) HPAAdapterMemory {
+	var m HPAAdapterMemory
+	a.recommendationsLock.Lock()
+	if recs, ok := a.recommendations[key]; ok {
+		m.Recommendations = make([]HPAAdapterRecommendation, 0, len(recs))
+		for _, r := range recs {
+			m.Recommendations = append(m.Recommendations, HPAAdapterRecommendation{Replicas: r.recommendation, Time: r.timestamp})
+		}
+	}
+	a.recommendationsLock.Unlock()
+	fromEvents := func(in []timestampedScaleEvent, ok bool) []HPAAdapterScaleEvent {
+		if !ok {
+			return nil
+		}
+		out := make([]HPAAdapterScaleEvent, 0, len(in))
+		for _, e := range in {
+			out = append(out, HPAAdapterScaleEvent{Change: e.replicaChange, Time: e.timestamp, Outdated: e.outdated})
+		}
+		return out
+	}
+	a.scaleUpEventsLock.RLock()
+	up, ok := a.scaleUpEvents[key]
+	m.ScaleUpEvents = fromEvents(up, ok)
+	a.scaleUpEventsLock.RUnlock()
+	a.scaleDownEventsLock.RLock()
+	down, ok := a.scaleDownEvents[key]
+	m.ScaleDownEvents = fromEvents(down, ok)
+	a.scaleDownEventsLock.RUnlock()
+	return m
+}

@@ -1,0 +1,372 @@
+//! The metrics APIs' answers as they arrive over the wire (`metrics.k8s.io/v1beta1` PodMetrics,
+//! `custom.metrics.k8s.io` per-pod and per-object values, `external.metrics.k8s.io` series), and
+//! upstream's metrics client (`pkg/controller/podautoscaler/metrics/client.go`) that turns them into
+//! the per-metric readings the decision core takes: which pods have a sample, the sums over
+//! containers, the timestamps, and the exact error texts.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::api::autoscaling::v2::MetricSpec;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time as KubeTime};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::conditions::core_time;
+use crate::quantity::milli_of;
+use crate::time::Time;
+use crate::view::{MetricReading, MetricValues, PodMetric};
+
+/// One container's usage in a PodMetrics.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ContainerMetrics {
+    /// Container name.
+    pub name: String,
+    /// Usage by resource name, e.g. `cpu: 250m`.
+    #[serde(default)]
+    pub usage: BTreeMap<String, Quantity>,
+}
+
+/// `metrics.k8s.io/v1beta1` PodMetrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PodMetrics {
+    /// The pod's name and namespace.
+    pub metadata: ObjectMeta,
+    /// When the sample was taken.
+    pub timestamp: KubeTime,
+    /// The sampling window, as a Go duration (`30s`, `1m0s`).
+    pub window: String,
+    /// Per-container usage.
+    #[serde(default)]
+    pub containers: Vec<ContainerMetrics>,
+}
+
+/// A `custom.metrics.k8s.io` value of one pod.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodValue {
+    /// The pod's name.
+    pub pod: String,
+    /// The value.
+    pub value: Quantity,
+    /// When it was sampled.
+    pub timestamp: KubeTime,
+    /// The window in seconds (upstream assumes 60 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_seconds: Option<i64>,
+}
+
+/// A single value: an Object metric, or one External series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SampleValue {
+    /// The value.
+    pub value: Quantity,
+    /// When it was sampled.
+    pub timestamp: KubeTime,
+}
+
+/// A list answer of a metrics API: its items, or the error of the request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(bound(deserialize = "T: Deserialize<'de>", serialize = "T: Serialize"))]
+pub struct ListAnswer<T> {
+    /// The items (empty when the API returned none).
+    #[serde(default)]
+    pub items: Vec<T>,
+    /// The request's error text, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl<T> Default for ListAnswer<T> {
+    fn default() -> Self {
+        ListAnswer {
+            items: Vec::new(),
+            error: None,
+        }
+    }
+}
+
+/// The answer for an Object metric: the value, or the error.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ObjectAnswer {
+    /// The value, when the request succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<SampleValue>,
+    /// The request's error text, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What every metrics API answers at one instant.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MetricsApis {
+    /// `metrics.k8s.io`: PodMetrics of the target's pods.
+    #[serde(default)]
+    pub resource: ListAnswer<PodMetrics>,
+    /// `custom.metrics.k8s.io` per-pod values, by metric name.
+    #[serde(default)]
+    pub pods: BTreeMap<String, ListAnswer<PodValue>>,
+    /// `custom.metrics.k8s.io` object values, by metric name.
+    #[serde(default)]
+    pub object: BTreeMap<String, ObjectAnswer>,
+    /// `external.metrics.k8s.io` series, by metric name.
+    #[serde(default)]
+    pub external: BTreeMap<String, ListAnswer<SampleValue>>,
+}
+
+/// Parses a Go duration string (`30s`, `1m0s`, `1m30s`, `500ms`, `1h`) to a `Duration`.
+pub fn parse_go_duration(s: &str) -> Option<Duration> {
+    let mut rest = s.trim();
+    if rest == "0" {
+        return Some(Duration::ZERO);
+    }
+    let mut total_nanos: u128 = 0;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+        let (num, tail) = rest.split_at(digits);
+        let unit_len = tail
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(tail.len());
+        let (unit, next) = tail.split_at(unit_len);
+        let per: f64 = match unit {
+            "ns" => 1.0,
+            "us" | "µs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => return None,
+        };
+        let n: f64 = num.parse().ok()?;
+        total_nanos += (n * per).round() as u128;
+        rest = next;
+    }
+    Some(Duration::from_nanos(u64::try_from(total_nanos).ok()?))
+}
+
+fn time(t: &KubeTime) -> Time {
+    core_time(t)
+}
+
+/// The samples of one resource (optionally one container's) from the resource metrics API
+/// (`GetResourceMetric`): a pod lacking the resource in any container (or, for a container metric,
+/// lacking the container or its resource) has no sample.
+pub fn resource_metric(api: &ListAnswer<PodMetrics>, resource: &str, container: Option<&str>) -> MetricReading {
+    if let Some(e) = &api.error {
+        return Err(format!("unable to fetch metrics from resource metrics API: {e}"));
+    }
+    let Some(first) = api.items.first() else {
+        return Err("no metrics returned from resource metrics API".into());
+    };
+    let mut samples = BTreeMap::new();
+    for m in &api.items {
+        let name = m.metadata.name.clone().unwrap_or_default();
+        let window = parse_go_duration(&m.window).unwrap_or(Duration::ZERO);
+        let value = match container {
+            Some(c) => m
+                .containers
+                .iter()
+                .find(|x| x.name == c)
+                .and_then(|x| x.usage.get(resource))
+                .and_then(|q| milli_of(q).ok()),
+            None => {
+                if m.containers.is_empty() {
+                    None
+                } else {
+                    m.containers.iter().try_fold(0i64, |acc, c| {
+                        c.usage
+                            .get(resource)
+                            .and_then(|q| milli_of(q).ok())
+                            .map(|v| acc.saturating_add(v))
+                    })
+                }
+            }
+        };
+        if let Some(value) = value {
+            samples.insert(
+                name,
+                PodMetric {
+                    value,
+                    timestamp: time(&m.timestamp),
+                    window,
+                },
+            );
+        }
+    }
+    Ok(MetricValues::PerPod {
+        samples,
+        timestamp: time(&first.timestamp),
+    })
+}
+
+/// Per-pod custom metric values (`GetRawMetric`).
+pub fn pods_metric(api: Option<&ListAnswer<PodValue>>) -> MetricReading {
+    let empty = ListAnswer::default();
+    let api = api.unwrap_or(&empty);
+    if let Some(e) = &api.error {
+        return Err(format!("unable to fetch metrics from custom metrics API: {e}"));
+    }
+    let Some(first) = api.items.first() else {
+        return Err("no metrics returned from custom metrics API".into());
+    };
+    let samples = api
+        .items
+        .iter()
+        .map(|v| {
+            (
+                v.pod.clone(),
+                PodMetric {
+                    value: milli_of(&v.value).unwrap_or(0),
+                    timestamp: time(&v.timestamp),
+                    window: Duration::from_secs(v.window_seconds.unwrap_or(60).max(0) as u64),
+                },
+            )
+        })
+        .collect();
+    Ok(MetricValues::PerPod {
+        samples,
+        timestamp: time(&first.timestamp),
+    })
+}
+
+/// An Object metric's value (`GetObjectMetric`).
+pub fn object_metric(api: Option<&ObjectAnswer>, metric: &str, kind: &str, name: &str) -> MetricReading {
+    match api {
+        Some(ObjectAnswer { error: Some(e), .. }) => {
+            Err(format!("unable to fetch metrics from custom metrics API: {e}"))
+        }
+        Some(ObjectAnswer {
+            value: Some(v),
+            error: None,
+        }) => Ok(MetricValues::Object {
+            value: milli_of(&v.value).unwrap_or(0),
+            timestamp: time(&v.timestamp),
+        }),
+        _ => Err(format!(
+            "unable to fetch metrics from custom metrics API: the server could not find the metric {metric} for {kind} {name}"
+        )),
+    }
+}
+
+/// An External metric's series (`GetExternalMetric`).
+pub fn external_metric(api: Option<&ListAnswer<SampleValue>>) -> MetricReading {
+    let empty = ListAnswer::default();
+    let api = api.unwrap_or(&empty);
+    if let Some(e) = &api.error {
+        return Err(format!("unable to fetch metrics from external metrics API: {e}"));
+    }
+    let Some(first) = api.items.first() else {
+        return Err("no metrics returned from external metrics API".into());
+    };
+    Ok(MetricValues::External {
+        values: api.items.iter().map(|v| milli_of(&v.value).unwrap_or(0)).collect(),
+        timestamp: time(&first.timestamp),
+    })
+}
+
+/// One reading per metric of the spec, in order, as upstream's metrics client would produce them.
+pub fn readings(metrics: &[MetricSpec], apis: &MetricsApis) -> Vec<MetricReading> {
+    metrics
+        .iter()
+        .map(|m| match m.type_.as_str() {
+            "Resource" => match &m.resource {
+                Some(r) => resource_metric(&apis.resource, &r.name, None),
+                None => Err("resource metric source is missing".into()),
+            },
+            "ContainerResource" => match &m.container_resource {
+                Some(r) => resource_metric(&apis.resource, &r.name, Some(&r.container)),
+                None => Err("container resource metric source is missing".into()),
+            },
+            "Pods" => match &m.pods {
+                Some(p) => pods_metric(apis.pods.get(&p.metric.name)),
+                None => Err("pods metric source is missing".into()),
+            },
+            "Object" => match &m.object {
+                Some(o) => object_metric(
+                    apis.object.get(&o.metric.name),
+                    &o.metric.name,
+                    &o.described_object.kind,
+                    &o.described_object.name,
+                ),
+                None => Err("object metric source is missing".into()),
+            },
+            "External" => match &m.external {
+                Some(e) => external_metric(apis.external.get(&e.metric.name)),
+                None => Err("external metric source is missing".into()),
+            },
+            other => Err(format!("unknown metric source type {other:?}")),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pm(name: &str, containers: &[(&str, &[(&str, &str)])]) -> PodMetrics {
+        PodMetrics {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..ObjectMeta::default()
+            },
+            timestamp: crate::conditions::kube_time(Time::from_secs(100)),
+            window: "30s".into(),
+            containers: containers
+                .iter()
+                .map(|(n, u)| ContainerMetrics {
+                    name: (*n).into(),
+                    usage: u.iter().map(|(r, q)| ((*r).into(), Quantity((*q).into()))).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_go_duration("30s"), Some(Duration::from_secs(30)));
+        assert_eq!(parse_go_duration("1m30s"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_go_duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_go_duration("1h0m0s"), Some(Duration::from_secs(3600)));
+        assert_eq!(parse_go_duration("x"), None);
+    }
+
+    #[test]
+    fn a_pod_lacking_the_resource_in_any_container_has_no_sample() {
+        let api = ListAnswer {
+            items: vec![
+                pm("a", &[("app", &[("cpu", "100m")]), ("side", &[("cpu", "50m")])]),
+                pm("b", &[("app", &[("cpu", "100m")]), ("side", &[("memory", "1Mi")])]),
+                pm("c", &[]),
+            ],
+            error: None,
+        };
+        let Ok(MetricValues::PerPod { samples, .. }) = resource_metric(&api, "cpu", None) else {
+            panic!("samples expected");
+        };
+        assert_eq!(samples.len(), 1);
+        assert_eq!(samples["a"].value, 150);
+        let Ok(MetricValues::PerPod { samples, .. }) = resource_metric(&api, "cpu", Some("side")) else {
+            panic!("samples expected");
+        };
+        assert_eq!(samples.keys().collect::<Vec<_>>(), ["a"]);
+    }
+
+    #[test]
+    fn errors_are_wrapped_like_upstream() {
+        let api = ListAnswer::<PodMetrics> {
+            items: vec![],
+            error: Some("boom".into()),
+        };
+        assert_eq!(
+            resource_metric(&api, "cpu", None).unwrap_err(),
+            "unable to fetch metrics from resource metrics API: boom"
+        );
+        assert_eq!(
+            resource_metric(&ListAnswer::default(), "cpu", None).unwrap_err(),
+            "no metrics returned from resource metrics API"
+        );
+        assert_eq!(pods_metric(None).unwrap_err(), "no metrics returned from custom metrics API");
+        assert_eq!(external_metric(None).unwrap_err(), "no metrics returned from external metrics API");
+    }
+}
