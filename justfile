@@ -20,6 +20,7 @@ explain CASE:
 # Regenerate the case-file JSON Schema (CI checks it is current).
 schema:
     cargo run -q -p hpa-harness -- schema > cases/schema.json
+    cargo run -q -p hpa-harness -- schema --protocol > harness/protocol.schema.json
 
 # Write new or changed trace snapshots as .snap.new files to review (then `cargo insta review`,
 # or rename them after reading the diff).

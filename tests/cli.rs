@@ -246,3 +246,13 @@ fn the_published_schema_is_current() {
     let schema: serde_json::Value = serde_json::from_str(&published).expect("schema is JSON");
     assert!(schema["properties"]["hpa"].is_object());
 }
+
+#[test]
+fn the_published_protocol_schema_is_current() {
+    let published = std::fs::read_to_string(root().join("harness/protocol.schema.json"))
+        .expect("harness/protocol.schema.json");
+    assert!(
+        published == hpa_harness::protocol::schema_json(),
+        "harness/protocol.schema.json is stale: run `just schema`"
+    );
+}

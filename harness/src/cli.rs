@@ -10,7 +10,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::case::{Case, LoadError, discover, load_case};
 use crate::report::{self, RunReport};
 use crate::runner::{RunOptions, run_case};
+use crate::target::exec::ExecTarget;
 use crate::target::{CoreTarget, Target};
+use std::time::Duration;
 
 /// Runs the HPA conformance corpus against a target.
 #[derive(Debug, Parser)]
@@ -39,9 +41,13 @@ pub enum Command {
     Run {
         /// Case files or folders.
         paths: Vec<PathBuf>,
-        /// The implementation under test: `core` (the in-process reference core).
+        /// The implementation under test: `core` (the in-process reference core) or
+        /// `exec:<command>` (a process speaking the step protocol, see harness/PROTOCOL.md).
         #[arg(long, default_value = "core")]
         target: String,
+        /// Seconds to wait for each answer of an `exec:` implementation.
+        #[arg(long, default_value_t = 60)]
+        step_timeout: u64,
         /// Report format.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
@@ -60,9 +66,17 @@ pub enum Command {
         /// The implementation under test.
         #[arg(long, default_value = "core")]
         target: String,
+        /// Seconds to wait for each answer of an `exec:` implementation.
+        #[arg(long, default_value_t = 60)]
+        step_timeout: u64,
     },
-    /// Print the JSON Schema of case files (`cases/schema.json`).
-    Schema,
+    /// Print the JSON Schema of case files (`cases/schema.json`), or with `--protocol` of the
+    /// step protocol's messages (`harness/protocol.schema.json`).
+    Schema {
+        /// The step protocol's schema instead.
+        #[arg(long)]
+        protocol: bool,
+    },
 }
 
 /// The JSON Schema of case files, as written to `cases/schema.json`.
@@ -73,10 +87,16 @@ pub fn schema_json() -> String {
     s
 }
 
-fn make_target(name: &str) -> Result<Box<dyn Target>, String> {
+/// Builds a target from its command-line name: `core`, or `exec:<command>`.
+pub fn make_target(name: &str, step_timeout: Duration) -> Result<Box<dyn Target>, String> {
+    if let Some(command) = name.strip_prefix("exec:") {
+        return Ok(Box::new(ExecTarget::new(command, step_timeout)?));
+    }
     match name {
         "core" => Ok(Box::new(CoreTarget)),
-        other => Err(format!("unknown target {other:?} (available: core)")),
+        other => Err(format!(
+            "unknown target {other:?} (available: core, exec:<command>)"
+        )),
     }
 }
 
@@ -157,18 +177,24 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
     };
     match cli.command {
-        Command::Schema => {
-            let _ = out.write_all(schema_json().as_bytes());
+        Command::Schema { protocol } => {
+            let text = if protocol {
+                crate::protocol::schema_json()
+            } else {
+                schema_json()
+            };
+            let _ = out.write_all(text.as_bytes());
             0
         }
         Command::Run {
             paths,
             target,
+            step_timeout,
             format,
             filter,
             feature_gates,
         } => {
-            let target = match make_target(&target) {
+            let target = match make_target(&target, Duration::from_secs(step_timeout)) {
                 Ok(t) => t,
                 Err(e) => {
                     let _ = writeln!(err, "error: {e}");
@@ -214,8 +240,12 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             let _ = out.write_all(text.as_bytes());
             report.exit_code()
         }
-        Command::Explain { case, target } => {
-            let target = match make_target(&target) {
+        Command::Explain {
+            case,
+            target,
+            step_timeout,
+        } => {
+            let target = match make_target(&target, Duration::from_secs(step_timeout)) {
                 Ok(t) => t,
                 Err(e) => {
                     let _ = writeln!(err, "error: {e}");

@@ -320,6 +320,7 @@ pub fn run_case(case: &Case, target: &dyn Target, opts: &RunOptions) -> CaseResu
     };
     let mut session = match target.start(case, &settings) {
         Ok(s) => s,
+        Err(e) if e.skip => return result(Outcome::Skipped(e.message), Vec::new()),
         Err(e) => return result(Outcome::Errored(e.message), Vec::new()),
     };
     let mut world = World::new(case);
@@ -341,7 +342,7 @@ pub fn run_case(case: &Case, target: &dyn Target, opts: &RunOptions) -> CaseResu
         let outcome = match session.tick(&snapshot) {
             Ok(o) => o,
             Err(e) => {
-                return result(Outcome::Errored(format!("at t={t}: {}", e.message)), trace);
+                return result(Outcome::Errored(e.message), trace);
             }
         };
         world.apply_outcome(outcome.scaled_to, outcome.status.clone(), t);

@@ -478,7 +478,12 @@ impl World {
             name: c.name.clone(),
             restart_policy,
             resources: Some(ResourceRequirements {
-                requests: Some(c.requests.iter().map(|(r, v)| (r.clone(), quantity(*v))).collect()),
+                requests: Some(
+                    c.requests
+                        .iter()
+                        .map(|(r, v)| (r.clone(), quantity(*v)))
+                        .collect(),
+                ),
                 ..ResourceRequirements::default()
             }),
             ..Container::default()
@@ -494,10 +499,17 @@ impl World {
             spec: Some(PodSpec {
                 containers: self.containers.iter().map(|c| container(c, None)).collect(),
                 init_containers: (!self.sidecars.is_empty()).then(|| {
-                    self.sidecars.iter().map(|c| container(c, Some("Always".into()))).collect()
+                    self.sidecars
+                        .iter()
+                        .map(|c| container(c, Some("Always".into())))
+                        .collect()
                 }),
                 resources: self.pod_requests.as_ref().map(|reqs| ResourceRequirements {
-                    requests: Some(reqs.iter().map(|(r, v)| (r.clone(), quantity(*v))).collect()),
+                    requests: Some(
+                        reqs.iter()
+                            .map(|(r, v)| (r.clone(), quantity(*v)))
+                            .collect(),
+                    ),
                     ..ResourceRequirements::default()
                 }),
                 ..PodSpec::default()
@@ -546,8 +558,11 @@ impl World {
     /// What the metrics APIs answer at `t`.
     fn metrics_apis(&self, t: i64) -> MetricsApis {
         let now = kube_time(instant(t));
-        let serving: Vec<usize> = (0..self.pods.len()).filter(|i| self.serving(&self.pods[*i], t)).collect();
-        let missing = |key: &str, p: &SimPod| self.missing.get(key).is_some_and(|m| m.contains(&p.name));
+        let serving: Vec<usize> = (0..self.pods.len())
+            .filter(|i| self.serving(&self.pods[*i], t))
+            .collect();
+        let missing =
+            |key: &str, p: &SimPod| self.missing.get(key).is_some_and(|m| m.contains(&p.name));
         let running = |p: &SimPod| self.phase_at(p, t) == Phase::Running;
         let mut apis = MetricsApis::default();
 
@@ -563,7 +578,11 @@ impl World {
         } else if !resources.is_empty() {
             let window = format!("{}s", self.window.as_secs());
             for (i, p) in self.pods.iter().enumerate().filter(|(_, p)| running(p)) {
-                let present: Vec<&String> = resources.iter().copied().filter(|r| !missing(r, p)).collect();
+                let present: Vec<&String> = resources
+                    .iter()
+                    .copied()
+                    .filter(|r| !missing(r, p))
+                    .collect();
                 if present.is_empty() {
                     continue;
                 }
@@ -582,7 +601,12 @@ impl World {
                             name: c.name.clone(),
                             usage: present
                                 .iter()
-                                .map(|r| ((*r).clone(), quantity(self.container_usage(r, &c.name, i, t, &serving))))
+                                .map(|r| {
+                                    (
+                                        (*r).clone(),
+                                        quantity(self.container_usage(r, &c.name, i, t, &serving)),
+                                    )
+                                })
                                 .collect(),
                         })
                         .collect(),
@@ -619,7 +643,13 @@ impl World {
                         timestamp: now.clone(),
                     });
                     if error.is_some() || value.is_some() {
-                        apis.object.insert(key.clone(), ObjectAnswer { value: value.filter(|_| error.is_none()), error });
+                        apis.object.insert(
+                            key.clone(),
+                            ObjectAnswer {
+                                value: value.filter(|_| error.is_none()),
+                                error,
+                            },
+                        );
                     }
                 }
                 MetricKind::External => {
@@ -636,7 +666,8 @@ impl World {
                             })
                             .collect()
                     };
-                    apis.external.insert(key.clone(), ListAnswer { items, error });
+                    apis.external
+                        .insert(key.clone(), ListAnswer { items, error });
                 }
             }
         }
@@ -670,7 +701,11 @@ impl World {
             hpa: self.hpa.clone(),
             scale,
             scale_update_error: self.update_scale_error.clone(),
-            pods: self.pods.iter().map(|p| self.pod_object(p, t, &labels)).collect(),
+            pods: self
+                .pods
+                .iter()
+                .map(|p| self.pod_object(p, t, &labels))
+                .collect(),
             metrics: self.metrics_apis(t),
         }
     }

@@ -152,9 +152,15 @@ fn time(t: &KubeTime) -> Time {
 /// The samples of one resource (optionally one container's) from the resource metrics API
 /// (`GetResourceMetric`): a pod lacking the resource in any container (or, for a container metric,
 /// lacking the container or its resource) has no sample.
-pub fn resource_metric(api: &ListAnswer<PodMetrics>, resource: &str, container: Option<&str>) -> MetricReading {
+pub fn resource_metric(
+    api: &ListAnswer<PodMetrics>,
+    resource: &str,
+    container: Option<&str>,
+) -> MetricReading {
     if let Some(e) = &api.error {
-        return Err(format!("unable to fetch metrics from resource metrics API: {e}"));
+        return Err(format!(
+            "unable to fetch metrics from resource metrics API: {e}"
+        ));
     }
     let Some(first) = api.items.first() else {
         return Err("no metrics returned from resource metrics API".into());
@@ -205,7 +211,9 @@ pub fn pods_metric(api: Option<&ListAnswer<PodValue>>) -> MetricReading {
     let empty = ListAnswer::default();
     let api = api.unwrap_or(&empty);
     if let Some(e) = &api.error {
-        return Err(format!("unable to fetch metrics from custom metrics API: {e}"));
+        return Err(format!(
+            "unable to fetch metrics from custom metrics API: {e}"
+        ));
     }
     let Some(first) = api.items.first() else {
         return Err("no metrics returned from custom metrics API".into());
@@ -231,11 +239,16 @@ pub fn pods_metric(api: Option<&ListAnswer<PodValue>>) -> MetricReading {
 }
 
 /// An Object metric's value (`GetObjectMetric`).
-pub fn object_metric(api: Option<&ObjectAnswer>, metric: &str, kind: &str, name: &str) -> MetricReading {
+pub fn object_metric(
+    api: Option<&ObjectAnswer>,
+    metric: &str,
+    kind: &str,
+    name: &str,
+) -> MetricReading {
     match api {
-        Some(ObjectAnswer { error: Some(e), .. }) => {
-            Err(format!("unable to fetch metrics from custom metrics API: {e}"))
-        }
+        Some(ObjectAnswer { error: Some(e), .. }) => Err(format!(
+            "unable to fetch metrics from custom metrics API: {e}"
+        )),
         Some(ObjectAnswer {
             value: Some(v),
             error: None,
@@ -254,13 +267,19 @@ pub fn external_metric(api: Option<&ListAnswer<SampleValue>>) -> MetricReading {
     let empty = ListAnswer::default();
     let api = api.unwrap_or(&empty);
     if let Some(e) = &api.error {
-        return Err(format!("unable to fetch metrics from external metrics API: {e}"));
+        return Err(format!(
+            "unable to fetch metrics from external metrics API: {e}"
+        ));
     }
     let Some(first) = api.items.first() else {
         return Err("no metrics returned from external metrics API".into());
     };
     Ok(MetricValues::External {
-        values: api.items.iter().map(|v| milli_of(&v.value).unwrap_or(0)).collect(),
+        values: api
+            .items
+            .iter()
+            .map(|v| milli_of(&v.value).unwrap_or(0))
+            .collect(),
         timestamp: time(&first.timestamp),
     })
 }
@@ -316,7 +335,10 @@ mod tests {
                 .iter()
                 .map(|(n, u)| ContainerMetrics {
                     name: (*n).into(),
-                    usage: u.iter().map(|(r, q)| ((*r).into(), Quantity((*q).into()))).collect(),
+                    usage: u
+                        .iter()
+                        .map(|(r, q)| ((*r).into(), Quantity((*q).into())))
+                        .collect(),
                 })
                 .collect(),
         }
@@ -335,8 +357,14 @@ mod tests {
     fn a_pod_lacking_the_resource_in_any_container_has_no_sample() {
         let api = ListAnswer {
             items: vec![
-                pm("a", &[("app", &[("cpu", "100m")]), ("side", &[("cpu", "50m")])]),
-                pm("b", &[("app", &[("cpu", "100m")]), ("side", &[("memory", "1Mi")])]),
+                pm(
+                    "a",
+                    &[("app", &[("cpu", "100m")]), ("side", &[("cpu", "50m")])],
+                ),
+                pm(
+                    "b",
+                    &[("app", &[("cpu", "100m")]), ("side", &[("memory", "1Mi")])],
+                ),
                 pm("c", &[]),
             ],
             error: None,
@@ -346,7 +374,8 @@ mod tests {
         };
         assert_eq!(samples.len(), 1);
         assert_eq!(samples["a"].value, 150);
-        let Ok(MetricValues::PerPod { samples, .. }) = resource_metric(&api, "cpu", Some("side")) else {
+        let Ok(MetricValues::PerPod { samples, .. }) = resource_metric(&api, "cpu", Some("side"))
+        else {
             panic!("samples expected");
         };
         assert_eq!(samples.keys().collect::<Vec<_>>(), ["a"]);
@@ -366,7 +395,13 @@ mod tests {
             resource_metric(&ListAnswer::default(), "cpu", None).unwrap_err(),
             "no metrics returned from resource metrics API"
         );
-        assert_eq!(pods_metric(None).unwrap_err(), "no metrics returned from custom metrics API");
-        assert_eq!(external_metric(None).unwrap_err(), "no metrics returned from external metrics API");
+        assert_eq!(
+            pods_metric(None).unwrap_err(),
+            "no metrics returned from custom metrics API"
+        );
+        assert_eq!(
+            external_metric(None).unwrap_err(),
+            "no metrics returned from external metrics API"
+        );
     }
 }

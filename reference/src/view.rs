@@ -216,7 +216,9 @@ impl PodView {
                 .and_then(|s| s.start_time.as_ref())
                 .map(crate::conditions::core_time),
             deleted: pod.metadata.deletion_timestamp.is_some(),
-            containers: spec.map(|s| s.containers.iter().map(container).collect()).unwrap_or_default(),
+            containers: spec
+                .map(|s| s.containers.iter().map(container).collect())
+                .unwrap_or_default(),
             sidecars: spec
                 .and_then(|s| s.init_containers.as_ref())
                 .map(|ics| {

@@ -2,7 +2,10 @@
 //! memory between ticks, and answers each tick's [`Snapshot`] with a [`TickOutcome`]. The runner
 //! never reaches into a target.
 //!
-//! [`CoreTarget`] is the in-process reference core (virtual time, no IO).
+//! [`CoreTarget`] is the in-process reference core (virtual time, no IO); [`exec::ExecTarget`]
+//! runs any implementation that speaks the step protocol (`harness/PROTOCOL.md`).
+
+pub mod exec;
 
 use hpa_reference::metrics_api::readings;
 use hpa_reference::{
@@ -14,12 +17,32 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
 use crate::case::Case;
 use crate::world::{Snapshot, instant};
 
-/// A target failed to run a case (not: the case's expectations failed).
+/// A target failed to run a case (not: the case's expectations failed), or cannot run it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct TargetError {
     /// What went wrong.
     pub message: String,
+    /// The target cannot run this case as written (e.g. other feature gates): report it skipped.
+    pub skip: bool,
+}
+
+impl TargetError {
+    /// A failure.
+    pub fn failed(message: impl Into<String>) -> Self {
+        TargetError {
+            message: message.into(),
+            skip: false,
+        }
+    }
+
+    /// A reason to skip.
+    pub fn skip(message: impl Into<String>) -> Self {
+        TargetError {
+            message: message.into(),
+            skip: true,
+        }
+    }
 }
 
 /// What a target did at one tick.
@@ -89,19 +112,35 @@ pub fn seeded_memory(case: &Case) -> Memory {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CoreTarget;
 
-struct CoreSession {
+/// One case on the reference core: its settings and memory.
+#[derive(Debug, Clone)]
+pub struct CoreSession {
     settings: Settings,
     memory: Memory,
+}
+
+impl CoreSession {
+    /// A session with these settings and starting memory.
+    pub fn new(settings: Settings, memory: Memory) -> Self {
+        CoreSession { settings, memory }
+    }
 }
 
 impl Session for CoreSession {
     fn tick(&mut self, s: &Snapshot) -> Result<TickOutcome, TargetError> {
         let pods: Vec<PodView> = s.pods.iter().map(PodView::from_pod).collect();
-        let metrics = readings(s.hpa.spec.metrics.as_deref().unwrap_or_default(), &s.metrics);
+        let metrics = readings(
+            s.hpa.spec.metrics.as_deref().unwrap_or_default(),
+            &s.metrics,
+        );
         let obs = Observation {
             now: s.now,
             hpa: &s.hpa,
-            scale: s.scale.as_ref().map(ScaleView::from_scale).map_err(Clone::clone),
+            scale: s
+                .scale
+                .as_ref()
+                .map(ScaleView::from_scale)
+                .map_err(Clone::clone),
             pods: &pods,
             metrics: &metrics,
             hpas_selecting_pods: &[],

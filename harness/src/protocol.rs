@@ -1,0 +1,309 @@
+//! The step protocol's messages (see `harness/PROTOCOL.md`): JSON lines between the harness and an
+//! implementation process. `harness/protocol.schema.json` is generated from these types.
+
+use std::collections::BTreeMap;
+
+use hpa_reference::metrics_api::MetricsApis;
+use hpa_reference::{Memory, Recommendation, ScaleEvent, Settings};
+use k8s_openapi::api::autoscaling::v1::Scale;
+use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as KubeTime;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+use hpa_reference::conditions::{core_time, kube_time};
+
+use crate::world::Snapshot;
+
+/// The protocol version this harness speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Messages from the harness to an implementation.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum ToImplementation {
+    /// Starts a case.
+    Start(Start),
+    /// One tick.
+    Tick(Box<Tick>),
+    /// The case is over: exit.
+    Stop,
+}
+
+/// Messages from an implementation to the harness.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum FromImplementation {
+    /// The answer to `start`.
+    Hello(Hello),
+    /// The answer to `tick`.
+    Result(TickResult),
+}
+
+/// kube-controller-manager's HPA flags.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProtocolSettings {
+    /// `--horizontal-pod-autoscaler-sync-period`.
+    pub sync_period_seconds: u64,
+    /// `--horizontal-pod-autoscaler-tolerance`.
+    pub tolerance: f64,
+    /// `--horizontal-pod-autoscaler-cpu-initialization-period`.
+    pub cpu_initialization_period_seconds: u64,
+    /// `--horizontal-pod-autoscaler-initial-readiness-delay`.
+    pub initial_readiness_delay_seconds: u64,
+    /// `--horizontal-pod-autoscaler-downscale-stabilization`.
+    pub downscale_stabilization_seconds: u64,
+}
+
+/// A recommendation in seeded memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProtocolRecommendation {
+    /// Replicas.
+    pub replicas: i32,
+    /// When.
+    pub time: KubeTime,
+}
+
+/// A scale event in seeded memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProtocolScaleEvent {
+    /// Replicas added or removed.
+    pub change: i32,
+    /// When.
+    pub time: KubeTime,
+}
+
+/// The controller's memory to start with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProtocolMemory {
+    /// Recorded recommendations (empty: seen before, nothing recorded).
+    pub recommendations: Vec<ProtocolRecommendation>,
+    /// Recent scale-ups.
+    pub scale_up_events: Vec<ProtocolScaleEvent>,
+    /// Recent scale-downs.
+    pub scale_down_events: Vec<ProtocolScaleEvent>,
+}
+
+/// `start`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Start {
+    /// Protocol version.
+    pub protocol: u32,
+    /// The case's name.
+    pub case: String,
+    /// Feature gates to run with.
+    pub feature_gates: BTreeMap<String, bool>,
+    /// Controller settings.
+    pub settings: ProtocolSettings,
+    /// Memory to start with; `null`: never seen the HPA.
+    pub memory: Option<ProtocolMemory>,
+}
+
+/// Who the implementation is.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Implementation {
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `hello`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Hello {
+    /// Protocol version.
+    pub protocol: u32,
+    /// Who.
+    pub implementation: Implementation,
+    /// The gates it runs with.
+    pub feature_gates: BTreeMap<String, bool>,
+    /// Whether it can seed its memory from `start.memory`.
+    #[serde(default = "yes")]
+    pub memory_seeding: bool,
+}
+
+/// `tick`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Tick {
+    /// Virtual seconds.
+    pub t: i64,
+    /// The instant.
+    pub now: KubeTime,
+    /// The HPA as stored.
+    pub hpa: HorizontalPodAutoscaler,
+    /// The scale subresource (`null` when GET scale fails).
+    pub scale: Option<Scale>,
+    /// GET scale's error text.
+    pub scale_error: Option<String>,
+    /// UPDATE scale's error text this tick.
+    pub scale_update_error: Option<String>,
+    /// The pods.
+    pub pods: Vec<Pod>,
+    /// The metrics APIs' answers.
+    pub metrics: MetricsApis,
+}
+
+/// An event the implementation recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProtocolEvent {
+    /// `Normal` or `Warning`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Reason.
+    pub reason: String,
+    /// Message.
+    pub message: String,
+}
+
+/// `result`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TickResult {
+    /// The tick answered.
+    pub t: i64,
+    /// A successful scale write.
+    pub scaled_to: Option<i32>,
+    /// The HPA status written.
+    pub status: HorizontalPodAutoscalerStatus,
+    /// Events recorded this tick.
+    pub events: Vec<ProtocolEvent>,
+}
+
+impl ProtocolSettings {
+    /// From core settings.
+    pub fn from_settings(s: &Settings) -> Self {
+        ProtocolSettings {
+            sync_period_seconds: s.sync_period.as_secs(),
+            tolerance: s.tolerance,
+            cpu_initialization_period_seconds: s.cpu_initialization_period.as_secs(),
+            initial_readiness_delay_seconds: s.initial_readiness_delay.as_secs(),
+            downscale_stabilization_seconds: s.downscale_stabilization.as_secs(),
+        }
+    }
+
+    /// To core settings, with these gates.
+    pub fn to_settings(&self, gates: &BTreeMap<String, bool>) -> Result<Settings, String> {
+        let mut g = hpa_reference::FeatureGates::KUBERNETES_1_36;
+        for (k, v) in gates {
+            g.set(k, *v).map_err(|e| e.to_string())?;
+        }
+        Ok(Settings {
+            sync_period: Duration::from_secs(self.sync_period_seconds),
+            tolerance: self.tolerance,
+            cpu_initialization_period: Duration::from_secs(self.cpu_initialization_period_seconds),
+            initial_readiness_delay: Duration::from_secs(self.initial_readiness_delay_seconds),
+            downscale_stabilization: Duration::from_secs(self.downscale_stabilization_seconds),
+            gates: g,
+            ..Settings::default()
+        })
+    }
+}
+
+impl ProtocolMemory {
+    /// From core memory (`None` for a controller that never saw the HPA).
+    pub fn from_memory(m: &Memory) -> Option<Self> {
+        let ev = |e: &ScaleEvent| ProtocolScaleEvent {
+            change: e.change,
+            time: kube_time(e.timestamp),
+        };
+        let recs = m.recommendations.as_ref()?;
+        Some(ProtocolMemory {
+            recommendations: recs
+                .iter()
+                .map(|r| ProtocolRecommendation {
+                    replicas: r.replicas,
+                    time: kube_time(r.timestamp),
+                })
+                .collect(),
+            scale_up_events: m.scale_up_events.iter().map(ev).collect(),
+            scale_down_events: m.scale_down_events.iter().map(ev).collect(),
+        })
+    }
+
+    /// To core memory.
+    pub fn to_memory(m: Option<&Self>) -> Memory {
+        let Some(m) = m else {
+            return Memory::default();
+        };
+        let ev = |e: &ProtocolScaleEvent| ScaleEvent {
+            change: e.change,
+            timestamp: core_time(&e.time),
+            outdated: false,
+        };
+        Memory {
+            recommendations: Some(
+                m.recommendations
+                    .iter()
+                    .map(|r| Recommendation {
+                        replicas: r.replicas,
+                        timestamp: core_time(&r.time),
+                    })
+                    .collect(),
+            ),
+            scale_up_events: m.scale_up_events.iter().map(ev).collect(),
+            scale_down_events: m.scale_down_events.iter().map(ev).collect(),
+        }
+    }
+}
+
+impl Tick {
+    /// The message for a snapshot.
+    pub fn from_snapshot(s: &Snapshot) -> Tick {
+        Tick {
+            t: s.t,
+            now: kube_time(s.now),
+            hpa: s.hpa.clone(),
+            scale: s.scale.as_ref().ok().cloned(),
+            scale_error: s.scale.as_ref().err().cloned(),
+            scale_update_error: s.scale_update_error.clone(),
+            pods: s.pods.clone(),
+            metrics: s.metrics.clone(),
+        }
+    }
+
+    /// The snapshot a message describes.
+    pub fn into_snapshot(self) -> Snapshot {
+        Snapshot {
+            t: self.t,
+            now: core_time(&self.now),
+            hpa: self.hpa,
+            scale: match (self.scale, self.scale_error) {
+                (_, Some(e)) => Err(e),
+                (Some(s), None) => Ok(s),
+                (None, None) => Err("the scale was not provided".into()),
+            },
+            scale_update_error: self.scale_update_error,
+            pods: self.pods,
+            metrics: self.metrics,
+        }
+    }
+}
+
+/// The JSON Schema of every protocol message (`harness/protocol.schema.json`).
+pub fn schema_json() -> String {
+    /// Any step-protocol message.
+    #[derive(JsonSchema)]
+    #[serde(untagged)]
+    #[allow(dead_code)]
+    enum StepProtocolMessage {
+        /// Harness → implementation.
+        ToImplementation(ToImplementation),
+        /// Implementation → harness.
+        FromImplementation(FromImplementation),
+    }
+    let schema = schemars::schema_for!(StepProtocolMessage);
+    let mut s = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    s.push('\n');
+    s
+}
