@@ -7,7 +7,12 @@ test:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
     INSTA_UPDATE=no cargo test --workspace
+    cargo run -q -p hpa-harness -- lint cases
     cargo run -q -p hpa-harness -- run cases
+
+# Check case files: schema, API validation, unique names, sources (needs ../shared).
+lint *ARGS:
+    cargo run -q -p hpa-harness -- lint {{ARGS}}
 
 # Run the corpus (or the given paths/flags) against the in-process reference core.
 run *ARGS:

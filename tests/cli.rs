@@ -256,3 +256,80 @@ fn the_published_protocol_schema_is_current() {
         "harness/protocol.schema.json is stale: run `just schema`"
     );
 }
+
+#[test]
+fn lint_checks_that_each_source_exists() {
+    let dir = root().join("tests/fixtures/lint");
+    let seeds = dir.join("seeds").display().to_string();
+    let facts = dir.join("facts.yaml").display().to_string();
+    let cases = dir.join("cases");
+    let good: Vec<String> = ["good-seed.yaml", "good-upstream.yaml"]
+        .iter()
+        .map(|f| cases.join(f).display().to_string())
+        .collect();
+    let (code, out, err) = run(&[
+        "lint", &good[0], &good[1], "--seeds", &seeds, "--facts", &facts,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("lint: 2 case files checked, 0 problems"),
+        "{out}"
+    );
+
+    let (code, out, err) = run(&[
+        "lint",
+        &cases.display().to_string(),
+        "--seeds",
+        &seeds,
+        "--facts",
+        &facts,
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        out.contains("lint: 5 case files checked, 3 problems"),
+        "{out}"
+    );
+    let c = cases.display().to_string();
+    assert!(
+        err.contains(&format!(
+            "{c}/missing-seed.yaml:4:3: no seed document named \"nope.txt\""
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{c}/missing-section.yaml:5:3: docs.txt has no heading containing \"Scaling Policies\""
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{c}/unknown-test.yaml:4:3: \"TestNoSuchThing\" is not an upstream test or fact id"
+        )),
+        "{err}"
+    );
+
+    let (code, _, err) = run(&["lint", &c, "--seeds", "/nonexistent", "--facts", &facts]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("cannot read the seed documents in /nonexistent"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_corpus_lints_clean_against_the_shared_sources() {
+    let shared = root().join("../shared");
+    let (code, out, err) = run(&[
+        "lint",
+        &root().join("cases").display().to_string(),
+        "--seeds",
+        &shared.join("seeds").display().to_string(),
+        "--facts",
+        &shared
+            .join("reference/upstream-test-facts.yaml")
+            .display()
+            .to_string(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+}

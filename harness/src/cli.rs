@@ -70,6 +70,18 @@ pub enum Command {
         #[arg(long, default_value_t = 60)]
         step_timeout: u64,
     },
+    /// Check case files: schema, upstream's HPA validation, unique names, and that each `source`
+    /// exists (a seed document and one of its headings, or an upstream test in the facts file).
+    Lint {
+        /// Case files or folders (default: `cases/`).
+        paths: Vec<PathBuf>,
+        /// The seed documents.
+        #[arg(long, default_value = "../shared/seeds")]
+        seeds: PathBuf,
+        /// The upstream unit-test facts.
+        #[arg(long, default_value = "../shared/reference/upstream-test-facts.yaml")]
+        facts: PathBuf,
+    },
     /// Print the JSON Schema of case files (`cases/schema.json`), or with `--protocol` of the
     /// step protocol's messages (`harness/protocol.schema.json`).
     Schema {
@@ -177,6 +189,34 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
     };
     match cli.command {
+        Command::Lint {
+            paths,
+            seeds,
+            facts,
+        } => {
+            let sources = match crate::lint::Sources::load(&seeds, &facts) {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = writeln!(err, "error: {e} (point --seeds and --facts at shared/)");
+                    return 2;
+                }
+            };
+            let paths = if paths.is_empty() {
+                vec![PathBuf::from("cases")]
+            } else {
+                paths
+            };
+            let (count, errors) = crate::lint::lint(&paths, &sources);
+            for e in &errors {
+                let _ = writeln!(err, "{e}");
+            }
+            let _ = writeln!(
+                out,
+                "lint: {count} case files checked, {} problems",
+                errors.len()
+            );
+            if errors.is_empty() { 0 } else { 2 }
+        }
         Command::Schema { protocol } => {
             let text = if protocol {
                 crate::protocol::schema_json()

@@ -56,6 +56,21 @@ pub struct ProtocolSettings {
     pub initial_readiness_delay_seconds: u64,
     /// `--horizontal-pod-autoscaler-downscale-stabilization`.
     pub downscale_stabilization_seconds: u64,
+    /// Scale-up limit factor without `behavior` (upstream's package constant, 2; its unit tests
+    /// use 8).
+    #[serde(default = "two")]
+    pub scale_up_limit_factor: f64,
+    /// Scale-up limit minimum without `behavior` (upstream's package constant, 4).
+    #[serde(default = "four")]
+    pub scale_up_limit_minimum: f64,
+}
+
+fn two() -> f64 {
+    2.0
+}
+
+fn four() -> f64 {
+    4.0
 }
 
 /// A recommendation in seeded memory.
@@ -152,6 +167,10 @@ pub struct Tick {
     pub pods: Vec<Pod>,
     /// The metrics APIs' answers.
     pub metrics: MetricsApis,
+    /// Keys (`namespace/name`) of other HPAs whose selectors match these pods (upstream then
+    /// reports `AmbiguousSelector`).
+    #[serde(default)]
+    pub other_hpas_selecting_pods: Vec<String>,
 }
 
 /// An event the implementation recorded.
@@ -189,6 +208,8 @@ impl ProtocolSettings {
             cpu_initialization_period_seconds: s.cpu_initialization_period.as_secs(),
             initial_readiness_delay_seconds: s.initial_readiness_delay.as_secs(),
             downscale_stabilization_seconds: s.downscale_stabilization.as_secs(),
+            scale_up_limit_factor: s.scale_up_limit_factor,
+            scale_up_limit_minimum: s.scale_up_limit_minimum,
         }
     }
 
@@ -204,8 +225,9 @@ impl ProtocolSettings {
             cpu_initialization_period: Duration::from_secs(self.cpu_initialization_period_seconds),
             initial_readiness_delay: Duration::from_secs(self.initial_readiness_delay_seconds),
             downscale_stabilization: Duration::from_secs(self.downscale_stabilization_seconds),
+            scale_up_limit_factor: self.scale_up_limit_factor,
+            scale_up_limit_minimum: self.scale_up_limit_minimum,
             gates: g,
-            ..Settings::default()
         })
     }
 }
@@ -269,6 +291,7 @@ impl Tick {
             scale_update_error: s.scale_update_error.clone(),
             pods: s.pods.clone(),
             metrics: s.metrics.clone(),
+            other_hpas_selecting_pods: s.other_hpas_selecting_pods.clone(),
         }
     }
 
@@ -286,6 +309,7 @@ impl Tick {
             scale_update_error: self.scale_update_error,
             pods: self.pods,
             metrics: self.metrics,
+            other_hpas_selecting_pods: self.other_hpas_selecting_pods,
         }
     }
 }

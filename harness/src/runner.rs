@@ -115,8 +115,9 @@ pub fn resolve_settings(
         ),
         initial_readiness_delay: secs(o.initial_readiness_delay_seconds, d.initial_readiness_delay),
         downscale_stabilization: secs(o.downscale_stabilization_seconds, d.downscale_stabilization),
+        scale_up_limit_factor: o.scale_up_limit_factor.unwrap_or(d.scale_up_limit_factor),
+        scale_up_limit_minimum: o.scale_up_limit_minimum.unwrap_or(d.scale_up_limit_minimum),
         gates,
-        ..d
     })
 }
 

@@ -87,6 +87,8 @@ pub struct Snapshot {
     pub pods: Vec<Pod>,
     /// The metrics APIs' answers.
     pub metrics: MetricsApis,
+    /// Keys (`namespace/name`) of other HPAs whose selectors match these pods.
+    pub other_hpas_selecting_pods: Vec<String>,
 }
 
 /// The simulated cluster.
@@ -114,6 +116,9 @@ pub struct World {
     get_scale_error: Option<String>,
     update_scale_error: Option<String>,
     hpa: HorizontalPodAutoscaler,
+    /// The HPA as the case wrote it (patches apply to this, then defaults).
+    hpa_written: HorizontalPodAutoscaler,
+    also_selected_by: Vec<String>,
     kinds: BTreeMap<String, MetricKind>,
 }
 
@@ -199,6 +204,8 @@ impl World {
             get_scale_error: None,
             update_scale_error: None,
             hpa: case.hpa.clone(),
+            hpa_written: case.file.hpa.clone(),
+            also_selected_by: w.also_selected_by.clone(),
             kinds,
         };
         for _ in 0..w.replicas.max(0) {
@@ -415,6 +422,16 @@ impl World {
         }
         if let Some(r) = e.set_replicas {
             self.set_replicas(r, t);
+        }
+        if e.hpa_patch.is_some() {
+            // The loader checked every patched manifest; keep the status the target wrote.
+            let status = self.hpa.status.take();
+            self.hpa_written =
+                crate::case::load::patch_manifest(&self.hpa_written, e.hpa_patch.as_ref());
+            let mut hpa = self.hpa_written.clone();
+            crate::case::load::store_as_api_server(&mut hpa);
+            hpa.status = status;
+            self.hpa = hpa;
         }
     }
 
@@ -707,6 +724,14 @@ impl World {
                 .map(|p| self.pod_object(p, t, &labels))
                 .collect(),
             metrics: self.metrics_apis(t),
+            other_hpas_selecting_pods: self
+                .also_selected_by
+                .iter()
+                .map(|n| {
+                    let ns = self.hpa.metadata.namespace.as_deref().unwrap_or("default");
+                    format!("{ns}/{n}")
+                })
+                .collect(),
         }
     }
 

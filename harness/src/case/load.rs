@@ -61,6 +61,51 @@ impl Case {
     }
 }
 
+/// RFC 7386 JSON merge patch: objects merge key by key, `null` deletes, anything else replaces.
+pub fn merge_patch(target: &mut serde_json::Value, patch: &serde_json::Value) {
+    match (target, patch) {
+        (serde_json::Value::Object(t), serde_json::Value::Object(p)) => {
+            for (k, v) in p {
+                if v.is_null() {
+                    t.remove(k);
+                } else {
+                    merge_patch(t.entry(k.clone()).or_insert(serde_json::Value::Null), v);
+                }
+            }
+        }
+        (t, p) => *t = p.clone(),
+    }
+}
+
+fn try_patch(
+    hpa: &HorizontalPodAutoscaler,
+    patch: &serde_json::Value,
+) -> Result<HorizontalPodAutoscaler, String> {
+    let mut doc = serde_json::to_value(hpa).map_err(|e| e.to_string())?;
+    merge_patch(&mut doc, patch);
+    serde_json::from_value(doc).map_err(|e| e.to_string())
+}
+
+/// The manifest after a timeline's `hpaPatch` (unchanged without one; the loader has checked
+/// that every patch applies).
+pub fn patch_manifest(
+    hpa: &HorizontalPodAutoscaler,
+    patch: Option<&serde_json::Value>,
+) -> HorizontalPodAutoscaler {
+    match patch {
+        Some(p) => try_patch(hpa, p).unwrap_or_else(|_| hpa.clone()),
+        None => hpa.clone(),
+    }
+}
+
+/// What the API server stores for a manifest: defaults applied, namespace filled in.
+pub fn store_as_api_server(hpa: &mut HorizontalPodAutoscaler) {
+    apply_api_defaults(hpa);
+    if hpa.metadata.namespace.is_none() {
+        hpa.metadata.namespace = Some("default".into());
+    }
+}
+
 /// Every `.yaml` file under the given paths (files are taken as they are), sorted, skipping
 /// `schema.json` and anything under a `target` folder.
 pub fn discover(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
@@ -281,10 +326,7 @@ pub fn load_case(path: &Path) -> Result<Case, LoadError> {
     }
 
     let mut hpa = file.hpa.clone();
-    apply_api_defaults(&mut hpa);
-    if hpa.metadata.namespace.is_none() {
-        hpa.metadata.namespace = Some("default".into());
-    }
+    store_as_api_server(&mut hpa);
 
     // Timeline.
     let keys = metric_keys(&hpa);
@@ -342,6 +384,29 @@ pub fn load_case(path: &Path) -> Result<Case, LoadError> {
         }
         if let Some(m) = &e.metric_error {
             metric_known(&format!("{at}.metricError.metric"), &m.metric)?;
+        }
+    }
+    // Every patched manifest must be one the API server accepts (patches apply in time order).
+    let mut patched = file.hpa.clone();
+    let mut order: Vec<(usize, &super::model::TimelineEntry)> =
+        file.timeline.iter().enumerate().collect();
+    order.sort_by_key(|(_, e)| e.at);
+    for (i, e) in order {
+        let Some(patch) = &e.hpa_patch else { continue };
+        let at = format!("timeline[{i}].hpaPatch");
+        patched = try_patch(&patched, patch)
+            .map_err(|e| c.err(&at, format!("the patched HPA is not an HPA: {e}")))?;
+        let errors = validate_hpa(
+            &patched,
+            ValidationOptions {
+                scale_to_zero_enabled: gates.hpa_scale_to_zero,
+            },
+        );
+        if let Some(v) = errors.first() {
+            return Err(c.err(
+                &at,
+                format!("the patched HPA is rejected by API validation: {v}"),
+            ));
         }
     }
 

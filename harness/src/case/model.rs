@@ -80,6 +80,13 @@ pub struct SettingsOverrides {
     /// `--horizontal-pod-autoscaler-downscale-stabilization` in seconds (default 300).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub downscale_stabilization_seconds: Option<u32>,
+    /// Scale-up limit factor without `behavior` (upstream hard-codes 2; its horizontal_test.go
+    /// overrides it to 8). Not a kube-controller-manager flag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_up_limit_factor: Option<f64>,
+    /// Scale-up limit minimum without `behavior` (upstream hard-codes 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_up_limit_minimum: Option<f64>,
 }
 
 /// The controller's memory before the first tick (times are virtual seconds, usually negative).
@@ -139,6 +146,10 @@ pub struct Workload {
     /// The sampling window the metrics APIs report, in seconds (default 30).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metric_window_seconds: Option<u32>,
+    /// Names of other HPAs (same namespace) whose selectors also match these pods: upstream then
+    /// refuses to scale (`AmbiguousSelector`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_selected_by: Vec<String>,
 }
 
 /// The pod template: containers and their requests.
@@ -221,6 +232,10 @@ pub struct TimelineEntry {
     /// Make the scale subresource fail, or recover.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale_api: Option<ScaleApi>,
+    /// Edit the HPA (as `kubectl patch --type merge` would): a JSON merge patch applied to the
+    /// manifest as written, then defaulted and validated again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hpa_patch: Option<serde_json::Value>,
 }
 
 /// The load of one metric. Give exactly one of `total`, `perPod`, `pods`, `value`, `series`.
@@ -274,6 +289,14 @@ pub struct PodChange {
     /// Mark deleted (`deletionTimestamp` set; the pod lingers while terminating).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted: Option<bool>,
+    /// Set `status.startTime` to this virtual time (seconds, may be negative); readiness then
+    /// follows the start-up model from that start, unless `ready` is also given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<i64>,
+    /// Set the Ready condition's `lastTransitionTime` to this virtual time (seconds, may be
+    /// negative); keeps the Ready status unless `ready` is also given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_since: Option<i64>,
 }
 
 /// A pod phase.

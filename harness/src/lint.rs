@@ -1,0 +1,154 @@
+//! `hpa-conformance lint`: everything `run` checks when it loads a case (schema, upstream's HPA
+//! validation, duplicate names), plus that each case's `source` exists — a seed document and a
+//! heading of it, or an upstream test named in the facts file.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::case::{Case, LoadError};
+use crate::yaml::{self, Index, Pos};
+
+/// The documents and upstream tests a case may cite.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    /// Seed file name → its headings (lower-cased).
+    seeds: BTreeMap<String, Vec<String>>,
+    /// Upstream fact ids, their prefixes at `/` boundaries, and test names.
+    upstream: BTreeSet<String>,
+}
+
+impl Sources {
+    /// Reads the seed documents (a folder) and the upstream facts file.
+    pub fn load(seeds_dir: &Path, facts_file: &Path) -> Result<Sources, String> {
+        let mut seeds = BTreeMap::new();
+        let entries = std::fs::read_dir(seeds_dir).map_err(|e| {
+            format!(
+                "cannot read the seed documents in {}: {e}",
+                seeds_dir.display()
+            )
+        })?;
+        for entry in entries {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            let Some(name) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let headings = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with('#'))
+                .map(|l| l.trim_start_matches('#').trim().to_lowercase())
+                .collect();
+            seeds.insert(name, headings);
+        }
+        let text = std::fs::read_to_string(facts_file).map_err(|e| {
+            format!(
+                "cannot read the upstream facts {}: {e}",
+                facts_file.display()
+            )
+        })?;
+        let facts: Vec<serde_json::Value> = yaml::from_str(&text).map_err(|e| {
+            format!(
+                "{}:{}:{}: {}",
+                facts_file.display(),
+                e.pos.line,
+                e.pos.column,
+                e.reason
+            )
+        })?;
+        let mut upstream = BTreeSet::new();
+        for f in &facts {
+            if let Some(id) = f.get("id").and_then(|v| v.as_str()) {
+                let mut prefix = String::new();
+                for (i, part) in id.split('/').enumerate() {
+                    if i > 0 {
+                        prefix.push('/');
+                    }
+                    prefix.push_str(part);
+                    upstream.insert(prefix.clone());
+                }
+            }
+            if let Some(t) = f.get("test").and_then(|v| v.as_str()) {
+                upstream.insert(t.to_string());
+            }
+        }
+        Ok(Sources { seeds, upstream })
+    }
+
+    /// Whether an upstream reference names a known test or fact.
+    pub fn knows_upstream(&self, name: &str) -> bool {
+        self.upstream.contains(name)
+    }
+}
+
+fn at(path: &Path, index: Option<&Index>, field: &str, reason: String) -> LoadError {
+    LoadError {
+        path: path.to_path_buf(),
+        pos: index.map_or(Pos { line: 1, column: 1 }, |i| i.locate(field)),
+        reason,
+    }
+}
+
+/// Checks that a case's `source` exists.
+pub fn check_source(case: &Case, sources: &Sources) -> Vec<LoadError> {
+    let text = std::fs::read_to_string(&case.path).unwrap_or_default();
+    let index = Index::build(&text).ok();
+    let index = index.as_ref();
+    let src = &case.file.source;
+    let mut errors = Vec::new();
+    if let Some(seed) = &src.seed {
+        match sources.seeds.get(seed) {
+            None => errors.push(at(
+                &case.path,
+                index,
+                "source.seed",
+                format!("no seed document named {seed:?}"),
+            )),
+            Some(headings) => match &src.section {
+                None => errors.push(at(
+                    &case.path,
+                    index,
+                    "source",
+                    format!("a seed source needs a section (a heading of {seed})"),
+                )),
+                Some(section) => {
+                    let want = section.to_lowercase();
+                    if !headings.iter().any(|h| h.contains(&want)) {
+                        errors.push(at(
+                            &case.path,
+                            index,
+                            "source.section",
+                            format!("{seed} has no heading containing {section:?}"),
+                        ));
+                    }
+                }
+            },
+        }
+    }
+    if let Some(name) = &src.upstream
+        && !sources.knows_upstream(name)
+    {
+        errors.push(at(
+            &case.path,
+            index,
+            "source.upstream",
+            format!("{name:?} is not an upstream test or fact id in the facts file"),
+        ));
+    }
+    errors
+}
+
+/// Lints every case under `paths`; returns the problems (empty: clean) and the number of cases.
+pub fn lint(paths: &[PathBuf], sources: &Sources) -> (usize, Vec<LoadError>) {
+    let (cases, mut errors) = crate::cli::load_all(paths);
+    for c in &cases {
+        errors.extend(check_source(c, sources));
+    }
+    errors.sort_by(|a, b| (&a.path, a.pos.line).cmp(&(&b.path, b.pos.line)));
+    (cases.len(), errors)
+}
