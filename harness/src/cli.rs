@@ -70,6 +70,31 @@ pub enum Command {
         #[arg(long, default_value_t = 60)]
         step_timeout: u64,
     },
+    /// Differential fuzzing: random valid scenarios on two targets, traces compared tick by tick;
+    /// the first difference is shrunk to a case file in `--out`. Exit 1 when a difference was found.
+    Fuzz {
+        /// The first target (default: the in-process reference core).
+        #[arg(long, default_value = "core")]
+        a: String,
+        /// The second target, e.g. `exec:adapters/upstream/bin/hpa-upstream-adapter`.
+        #[arg(long)]
+        b: String,
+        /// Seed of the scenario generator.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// How many scenarios.
+        #[arg(long, default_value_t = 100)]
+        count: usize,
+        /// Where a shrunk difference is written.
+        #[arg(long, default_value = "cases/regressions")]
+        out: PathBuf,
+        /// Which target's trace becomes the expectation of a written case: `a` or `b`.
+        #[arg(long, default_value = "b")]
+        truth: String,
+        /// Seconds to wait for each answer of an `exec:` implementation.
+        #[arg(long, default_value_t = 60)]
+        step_timeout: u64,
+    },
     /// Check case files: schema, upstream's HPA validation, unique names, and that each `source`
     /// exists (a seed document and one of its headings, or an upstream test in the facts file).
     Lint {
@@ -189,6 +214,64 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
     };
     match cli.command {
+        Command::Fuzz {
+            a,
+            b,
+            seed,
+            count,
+            out: out_dir,
+            truth,
+            step_timeout,
+        } => {
+            let timeout = Duration::from_secs(step_timeout);
+            let (ta, tb) = match (make_target(&a, timeout), make_target(&b, timeout)) {
+                (Ok(x), Ok(y)) => (x, y),
+                (Err(e), _) | (_, Err(e)) => {
+                    let _ = writeln!(err, "error: {e}");
+                    return 2;
+                }
+            };
+            if truth != "a" && truth != "b" {
+                let _ = writeln!(err, "error: --truth is a or b");
+                return 2;
+            }
+            match crate::fuzz::fuzz(
+                ta.as_ref(),
+                tb.as_ref(),
+                seed,
+                count,
+                &out_dir,
+                truth == "b",
+            ) {
+                Err(e) => {
+                    let _ = writeln!(err, "error: {e}");
+                    2
+                }
+                Ok(r) => {
+                    let rate = r.scenarios as f64 / r.elapsed.as_secs_f64().max(1e-9);
+                    let _ = writeln!(
+                        out,
+                        "fuzz: {} scenarios, {} vs {}, seed {seed}: {} differences, {} rejected ({:.1} s, {rate:.0} scenarios/s)",
+                        r.scenarios,
+                        ta.name(),
+                        tb.name(),
+                        r.differences.len(),
+                        r.rejected,
+                        r.elapsed.as_secs_f64()
+                    );
+                    for p in &r.differences {
+                        let _ = writeln!(out, "shrunk difference written to {}", p.display());
+                    }
+                    if !r.differences.is_empty() {
+                        1
+                    } else if r.rejected > 0 {
+                        2
+                    } else {
+                        0
+                    }
+                }
+            }
+        }
         Command::Lint {
             paths,
             seeds,

@@ -186,3 +186,71 @@ pub fn tick_trace(
         why: outcome.explanation.as_ref().map(why_text),
     }
 }
+
+impl TickTrace {
+    /// What every target must agree on: the trace without the explanation and without event
+    /// messages (`Type Reason` only), as `harness/PROTOCOL.md` says.
+    pub fn comparable(&self) -> TickTrace {
+        TickTrace {
+            why: None,
+            events: self
+                .events
+                .iter()
+                .map(|e| {
+                    e.split_once(": ")
+                        .map_or(e.as_str(), |(head, _)| head)
+                        .to_string()
+                })
+                .collect(),
+            ..self.clone()
+        }
+    }
+}
+
+/// The first tick where two traces disagree (compared with [`TickTrace::comparable`]), with a
+/// one-line description of the difference.
+pub fn first_difference(a: &[TickTrace], b: &[TickTrace]) -> Option<(i64, String)> {
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (x.comparable(), y.comparable());
+        if x != y {
+            let mut diffs = Vec::new();
+            let mut field = |name: &str, l: String, r: String| {
+                if l != r {
+                    diffs.push(format!("{name}: {l} vs {r}"));
+                }
+            };
+            field("replicas", x.replicas.to_string(), y.replicas.to_string());
+            field("desired", x.desired.to_string(), y.desired.to_string());
+            field(
+                "current",
+                format!("{:?}", x.current),
+                format!("{:?}", y.current),
+            );
+            field(
+                "lastScaleTime",
+                format!("{:?}", x.last_scale_time),
+                format!("{:?}", y.last_scale_time),
+            );
+            field(
+                "metrics",
+                format!("{:?}", x.metrics),
+                format!("{:?}", y.metrics),
+            );
+            field("conditions", x.conditions.clone(), y.conditions.clone());
+            field(
+                "events",
+                format!("{:?}", x.events),
+                format!("{:?}", y.events),
+            );
+            return Some((x.t, diffs.join("; ")));
+        }
+    }
+    if a.len() != b.len() {
+        let t = a.get(b.len()).or(b.get(a.len())).map_or(0, |x| x.t);
+        return Some((
+            t,
+            format!("trace lengths differ: {} vs {}", a.len(), b.len()),
+        ));
+    }
+    None
+}

@@ -56,6 +56,11 @@ fn convert(e: serde_saphyr::Error) -> YamlError {
     }
 }
 
+/// Writes a document as YAML.
+pub fn to_string<T: serde::Serialize>(value: &T) -> Result<String, String> {
+    serde_saphyr::to_string(value).map_err(|e| e.to_string())
+}
+
 /// Parses a typed document.
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
     serde_saphyr::from_str(text).map_err(convert)

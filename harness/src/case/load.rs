@@ -217,19 +217,28 @@ fn check_load(c: &Checker<'_>, at: &str, load: &Load, keys: &[String]) -> Result
 /// Loads and checks one case file. Feature gates the case lists are validated by name; the HPA is
 /// validated with HPAScaleToZero as the case assumes it (else Kubernetes 1.36's default).
 pub fn load_case(path: &Path) -> Result<Case, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| LoadError {
+        path: path.to_path_buf(),
+        pos: Pos { line: 1, column: 1 },
+        reason: format!("cannot read: {e}"),
+    })?;
+    load_case_text(path, &text)
+}
+
+/// Loads and checks a case from its text; `path` names it in errors and results.
+pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
     let at_start = |reason: String| LoadError {
         path: path.to_path_buf(),
         pos: Pos { line: 1, column: 1 },
         reason,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| at_start(format!("cannot read: {e}")))?;
     let yaml_err = |e: yaml::YamlError| LoadError {
         path: path.to_path_buf(),
         pos: e.pos,
         reason: e.reason,
     };
-    let index = Index::build(&text).map_err(yaml_err)?;
-    let file: CaseFile = yaml::from_str(&text).map_err(yaml_err)?;
+    let index = Index::build(text).map_err(yaml_err)?;
+    let file: CaseFile = yaml::from_str(text).map_err(yaml_err)?;
     let c = Checker {
         path,
         index: &index,

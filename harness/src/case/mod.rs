@@ -3,5 +3,5 @@
 pub mod load;
 pub mod model;
 
-pub use load::{Case, LoadError, discover, load_case};
+pub use load::{Case, LoadError, discover, load_case, load_case_text};
 pub use model::CaseFile;

@@ -46,7 +46,7 @@ pub struct CaseFile {
 }
 
 /// Where a case's behaviour is stated: a seed document and its section, or an upstream test.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Source {
     /// A seed document's file name (under `shared/seeds`).

@@ -1,0 +1,614 @@
+//! Differential fuzzing: random valid HPAs and timelines run on two targets, traces compared tick
+//! by tick; the first difference is shrunk to a small case file, ready to commit under
+//! `cases/regressions/`.
+//!
+//! Generation is deterministic for a seed (a SplitMix64 generator, no platform randomness), and
+//! every generated scenario goes through the same loader and checks as a hand-written case.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::case::model::{
+    CaseFile, Container, ExpectAt, Expectations, Load, MetricError, MetricsMissing, PodChange,
+    PodTemplate, ScaleApi, SettingsOverrides, Source, Startup, TimelineEntry, Workload,
+};
+use crate::case::{Case, load_case_text};
+use crate::runner::{CaseResult, RunOptions, run_case, trajectory};
+use crate::target::Target;
+use crate::trace::first_difference;
+
+/// A small deterministic generator (SplitMix64).
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for a seed.
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        if hi <= lo {
+            return lo;
+        }
+        lo + (self.next_u64() % ((hi - lo + 1) as u64)) as i64
+    }
+
+    /// True with probability `p`.
+    pub fn chance(&mut self, p: f64) -> bool {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 <= p
+    }
+
+    /// One of the items.
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.range(0, items.len() as i64 - 1) as usize]
+    }
+}
+
+/// The metric kinds the generator mixes.
+const METRIC_KINDS: [&str; 9] = [
+    "cpu-utilization",
+    "cpu-average",
+    "memory-average",
+    "pods",
+    "object-value",
+    "object-average",
+    "external-value",
+    "external-average",
+    "container-cpu",
+];
+
+fn metric_spec(kind: &str, rng: &mut Rng) -> (Value, String) {
+    let util = rng.range(20, 120);
+    match kind {
+        "cpu-utilization" => (
+            json!({"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": util}}}),
+            "cpu".into(),
+        ),
+        "cpu-average" => (
+            json!({"type": "Resource", "resource": {"name": "cpu", "target": {"type": "AverageValue", "averageValue": format!("{}m", rng.range(50, 600))}}}),
+            "cpu".into(),
+        ),
+        "container-cpu" => (
+            json!({"type": "ContainerResource", "containerResource": {"name": "cpu", "container": "app", "target": {"type": "Utilization", "averageUtilization": util}}}),
+            "cpu".into(),
+        ),
+        "memory-average" => (
+            json!({"type": "Resource", "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": format!("{}Mi", rng.range(32, 512))}}}),
+            "memory".into(),
+        ),
+        "pods" => (
+            json!({"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": format!("{}", rng.range(5, 200))}}}),
+            "qps".into(),
+        ),
+        "object-value" => (
+            json!({"type": "Object", "object": {"metric": {"name": "rps"}, "describedObject": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "main"}, "target": {"type": "Value", "value": format!("{}", rng.range(10, 500))}}}),
+            "rps".into(),
+        ),
+        "object-average" => (
+            json!({"type": "Object", "object": {"metric": {"name": "rps"}, "describedObject": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "main"}, "target": {"type": "AverageValue", "averageValue": format!("{}", rng.range(5, 100))}}}),
+            "rps".into(),
+        ),
+        "external-value" => (
+            json!({"type": "External", "external": {"metric": {"name": "queue"}, "target": {"type": "Value", "value": format!("{}", rng.range(10, 500))}}}),
+            "queue".into(),
+        ),
+        _ => (
+            json!({"type": "External", "external": {"metric": {"name": "queue"}, "target": {"type": "AverageValue", "averageValue": format!("{}", rng.range(5, 100))}}}),
+            "queue".into(),
+        ),
+    }
+}
+
+fn random_load(key: &str, kind: &str, rng: &mut Rng) -> Load {
+    let mut l = Load {
+        metric: key.to_string(),
+        ..Load::default()
+    };
+    match kind {
+        "object-value" | "object-average" => l.value = Some(format!("{}", rng.range(0, 2000))),
+        "external-value" | "external-average" => {
+            l.series = Some(
+                (0..rng.range(1, 3))
+                    .map(|_| format!("{}", rng.range(0, 800)))
+                    .collect(),
+            )
+        }
+        _ => {
+            let unit = |rng: &mut Rng| -> String {
+                match key {
+                    "cpu" => format!("{}m", rng.range(0, 1500)),
+                    "memory" => format!("{}Mi", rng.range(0, 1024)),
+                    _ => format!("{}", rng.range(0, 400)),
+                }
+            };
+            match rng.range(0, 2) {
+                0 => {
+                    l.total = Some(match key {
+                        "cpu" => format!("{}m", rng.range(0, 20_000)),
+                        "memory" => format!("{}Mi", rng.range(0, 8192)),
+                        _ => format!("{}", rng.range(0, 4000)),
+                    })
+                }
+                1 => l.per_pod = Some(unit(rng)),
+                _ => l.pods = Some((0..rng.range(1, 8)).map(|_| unit(rng)).collect()),
+            }
+        }
+    }
+    l
+}
+
+fn random_rules(rng: &mut Rng) -> Value {
+    let mut rules = serde_json::Map::new();
+    if rng.chance(0.5) {
+        rules.insert(
+            "stabilizationWindowSeconds".into(),
+            json!(rng.range(0, 40) * 15),
+        );
+    }
+    if rng.chance(0.4) {
+        rules.insert(
+            "selectPolicy".into(),
+            json!(rng.pick(&["Max", "Min", "Disabled"])),
+        );
+    }
+    if rng.chance(0.7) {
+        let policies: Vec<Value> = (0..rng.range(1, 2))
+            .map(|_| {
+                if rng.chance(0.5) {
+                    json!({"type": "Pods", "value": rng.range(1, 10), "periodSeconds": rng.range(1, 20) * 15})
+                } else {
+                    json!({"type": "Percent", "value": rng.range(5, 300), "periodSeconds": rng.range(1, 20) * 15})
+                }
+            })
+            .collect();
+        rules.insert("policies".into(), Value::Array(policies));
+    }
+    if rng.chance(0.2) {
+        rules.insert(
+            "tolerance".into(),
+            json!(rng.pick(&["0", "0.05", "0.2", "50m"])),
+        );
+    }
+    Value::Object(rules)
+}
+
+/// A random, valid scenario.
+pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
+    let count = rng.range(1, 3) as usize;
+    let mut kinds: Vec<&str> = Vec::new();
+    let mut keys: Vec<String> = Vec::new();
+    let mut metrics = Vec::new();
+    while kinds.len() < count {
+        let kind = *rng.pick(&METRIC_KINDS);
+        let (spec, key) = metric_spec(kind, rng);
+        if keys.contains(&key) {
+            continue;
+        }
+        kinds.push(kind);
+        keys.push(key);
+        metrics.push(spec);
+    }
+    let min = rng.range(1, 4);
+    let max = min + rng.range(0, 16);
+    let replicas = if rng.chance(0.1) {
+        rng.range(0, max + 3)
+    } else {
+        rng.range(min, max)
+    };
+    let mut spec = json!({
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "minReplicas": min,
+        "maxReplicas": max,
+        "metrics": metrics,
+    });
+    match rng.range(0, 9) {
+        0..=3 => {}
+        4 => spec["behavior"] = json!({}),
+        _ => {
+            let mut b = serde_json::Map::new();
+            if rng.chance(0.7) {
+                b.insert("scaleUp".into(), random_rules(rng));
+            }
+            if rng.chance(0.7) {
+                b.insert("scaleDown".into(), random_rules(rng));
+            }
+            spec["behavior"] = Value::Object(b);
+        }
+    }
+    let hpa = serde_json::from_value(json!({
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": spec,
+    }))
+    .expect("generated HPA is well-formed");
+
+    let mut containers = vec![Container {
+        name: "app".into(),
+        requests: [
+            ("cpu".to_string(), "500m".to_string()),
+            ("memory".to_string(), "256Mi".to_string()),
+        ]
+        .into(),
+    }];
+    if rng.chance(0.3) {
+        containers.push(Container {
+            name: "proxy".into(),
+            requests: [
+                ("cpu".to_string(), "100m".to_string()),
+                ("memory".to_string(), "64Mi".to_string()),
+            ]
+            .into(),
+        });
+    }
+    let duration = rng.range(8, 50) * 15;
+    let mut timeline = vec![TimelineEntry {
+        at: 0,
+        loads: kinds
+            .iter()
+            .zip(&keys)
+            .map(|(k, key)| random_load(key, k, rng))
+            .collect(),
+        ..TimelineEntry::default()
+    }];
+    for _ in 0..rng.range(0, 7) {
+        let at = (rng.range(1, duration) / 5 * 5) as u32;
+        let mut e = TimelineEntry {
+            at,
+            ..TimelineEntry::default()
+        };
+        let which = rng.range(0, 9);
+        let i = rng.range(0, kinds.len() as i64 - 1) as usize;
+        match which {
+            0..=2 => e.load = Some(random_load(&keys[i], kinds[i], rng)),
+            3 => {
+                e.pods = Some(PodChange {
+                    ordinals: Some(vec![rng.range(0, 5) as usize]),
+                    ready: Some(rng.chance(0.5)),
+                    ..PodChange::default()
+                })
+            }
+            4 => {
+                e.metrics_missing = Some(MetricsMissing {
+                    metric: keys[i].clone(),
+                    newest: Some(rng.range(0, 3) as usize),
+                    ..MetricsMissing::default()
+                })
+            }
+            5 => {
+                e.metric_error = Some(MetricError {
+                    metric: keys[i].clone(),
+                    message: rng.chance(0.6).then(|| {
+                        "the server is currently unable to handle the request".to_string()
+                    }),
+                })
+            }
+            6 => e.set_replicas = Some(rng.range(0, max + 2) as i32),
+            7 => {
+                e.scale_api = Some(ScaleApi {
+                    update_error: rng.chance(0.5).then(|| {
+                        "Operation cannot be fulfilled: the object has been modified".to_string()
+                    }),
+                    ..ScaleApi::default()
+                })
+            }
+            _ => {
+                e.pods = Some(PodChange {
+                    newest: Some(1),
+                    phase: Some(*rng.pick(&[
+                        crate::case::model::Phase::Pending,
+                        crate::case::model::Phase::Failed,
+                        crate::case::model::Phase::Running,
+                    ])),
+                    ..PodChange::default()
+                })
+            }
+        }
+        timeline.push(e);
+    }
+    timeline.sort_by_key(|e| e.at);
+    CaseFile {
+        name: name.to_string(),
+        title: format!("Fuzz scenario {name}"),
+        source: Source {
+            upstream: Some("HT/TestScaleUp".into()),
+            ..Source::default()
+        },
+        notes: None,
+        feature_gates: Default::default(),
+        settings: SettingsOverrides {
+            tolerance: rng.chance(0.2).then(|| *rng.pick(&[0.0, 0.05, 0.2])),
+            cpu_initialization_period_seconds: rng.chance(0.3).then(|| rng.range(0, 300) as u32),
+            initial_readiness_delay_seconds: rng.chance(0.3).then(|| rng.range(0, 60) as u32),
+            downscale_stabilization_seconds: rng
+                .chance(0.3)
+                .then(|| (rng.range(0, 20) * 15) as u32),
+            ..SettingsOverrides::default()
+        },
+        memory: None,
+        hpa,
+        workload: Workload {
+            replicas: replicas as i32,
+            selector: None,
+            pod: PodTemplate {
+                containers,
+                sidecars: Vec::new(),
+                requests: None,
+            },
+            startup: Startup {
+                pending_seconds: *rng.pick(&[0, 0, 10, 30]),
+                ready_after_seconds: *rng.pick(&[0, 5, 20, 60]),
+                hot_cpu: None,
+            },
+            initial_pod_age_seconds: rng.chance(0.2).then(|| rng.range(0, 400) as u32),
+            metric_window_seconds: None,
+            also_selected_by: Vec::new(),
+        },
+        timeline,
+        duration_seconds: Some(duration as u32),
+        expect: Expectations::default(),
+    }
+}
+
+/// Loads a generated scenario through the normal loader (so it is checked like any case).
+pub fn to_case(file: &CaseFile) -> Result<Case, String> {
+    let text = crate::yaml::to_string(file)?;
+    load_case_text(Path::new(&format!("<{}>", file.name)), &text).map_err(|e| e.to_string())
+}
+
+/// The first tick where the targets disagree on a scenario, if they do (targets that fail to
+/// run it count as disagreeing at t=0).
+pub fn difference(
+    case: &Case,
+    a: &dyn Target,
+    b: &dyn Target,
+) -> Option<(i64, String, CaseResult, CaseResult)> {
+    let opts = RunOptions::default();
+    let ra = run_case(case, a, &opts);
+    let rb = run_case(case, b, &opts);
+    if let crate::runner::Outcome::Errored(e) = &ra.outcome {
+        return Some((0, format!("{} failed: {e}", a.name()), ra, rb));
+    }
+    if let crate::runner::Outcome::Errored(e) = &rb.outcome {
+        return Some((0, format!("{} failed: {e}", b.name()), ra, rb));
+    }
+    first_difference(&ra.trace, &rb.trace).map(|(t, d)| (t, d, ra, rb))
+}
+
+fn candidates(file: &CaseFile, diff_t: i64) -> Vec<CaseFile> {
+    let mut out = Vec::new();
+    let mut push = |f: CaseFile| out.push(f);
+    if file
+        .duration_seconds
+        .is_none_or(|d| i64::from(d) > diff_t)
+    {
+        let mut f = file.clone();
+        f.duration_seconds = Some(diff_t.max(0) as u32);
+        f.timeline.retain(|e| i64::from(e.at) <= diff_t);
+        push(f);
+    }
+    for i in 0..file.timeline.len() {
+        let mut f = file.clone();
+        f.timeline.remove(i);
+        push(f);
+        // Simplify an entry's loads one by one.
+        for j in 0..file.timeline[i].loads.len() {
+            let mut f = file.clone();
+            f.timeline[i].loads.remove(j);
+            push(f);
+        }
+    }
+    let metrics = file.hpa.spec.metrics.clone().unwrap_or_default();
+    if metrics.len() > 1 {
+        for i in 0..metrics.len() {
+            let mut f = file.clone();
+            let mut m = metrics.clone();
+            let removed = m.remove(i);
+            let key = crate::case::load::metric_key(&removed);
+            f.hpa.spec.metrics = Some(m);
+            for e in &mut f.timeline {
+                e.loads.retain(|l| l.metric != key);
+                if e.load.as_ref().is_some_and(|l| l.metric == key) {
+                    e.load = None;
+                }
+                if e.metrics_missing.as_ref().is_some_and(|m| m.metric == key) {
+                    e.metrics_missing = None;
+                }
+                if e.metric_error.as_ref().is_some_and(|m| m.metric == key) {
+                    e.metric_error = None;
+                }
+            }
+            push(f);
+        }
+    }
+    if let Some(b) = &file.hpa.spec.behavior {
+        let mut f = file.clone();
+        f.hpa.spec.behavior = None;
+        push(f);
+        for dir in 0..2 {
+            let mut f = file.clone();
+            if let Some(b2) = f.hpa.spec.behavior.as_mut() {
+                if dir == 0 && b.scale_up.is_some() {
+                    b2.scale_up = None;
+                } else if dir == 1 && b.scale_down.is_some() {
+                    b2.scale_down = None;
+                } else {
+                    continue;
+                }
+            }
+            push(f);
+        }
+    }
+    if file.workload.pod.containers.len() > 1 {
+        let mut f = file.clone();
+        f.workload.pod.containers.truncate(1);
+        for e in &mut f.timeline {
+            e.loads.retain(|l| l.container.is_none());
+        }
+        push(f);
+    }
+    let s = &file.settings;
+    if s.tolerance.is_some()
+        || s.cpu_initialization_period_seconds.is_some()
+        || s.initial_readiness_delay_seconds.is_some()
+        || s.downscale_stabilization_seconds.is_some()
+    {
+        let mut f = file.clone();
+        f.settings = SettingsOverrides::default();
+        push(f);
+    }
+    if file.workload.startup.pending_seconds > 0 || file.workload.startup.ready_after_seconds > 0 {
+        let mut f = file.clone();
+        f.workload.startup = Startup::default();
+        push(f);
+    }
+    if file.workload.replicas > 1 {
+        let mut f = file.clone();
+        f.workload.replicas -= 1;
+        push(f);
+    }
+    out
+}
+
+/// Shrinks a scenario on which the targets disagree to a smaller one on which they still do.
+pub fn shrink(mut file: CaseFile, a: &dyn Target, b: &dyn Target) -> CaseFile {
+    let Some((mut diff_t, ..)) = to_case(&file).ok().and_then(|c| difference(&c, a, b)) else {
+        return file;
+    };
+    let mut progress = true;
+    let mut rounds = 0;
+    while progress && rounds < 50 {
+        progress = false;
+        rounds += 1;
+        for candidate in candidates(&file, diff_t) {
+            let Ok(case) = to_case(&candidate) else {
+                continue;
+            };
+            if let Some((t, ..)) = difference(&case, a, b) {
+                file = candidate;
+                diff_t = t;
+                progress = true;
+                break;
+            }
+        }
+    }
+    file
+}
+
+/// Turns a shrunk scenario into a regression case: the trace of `truth` becomes the expectation.
+pub fn regression_case(
+    mut file: CaseFile,
+    truth: &CaseResult,
+    other: &CaseResult,
+    diff: &str,
+    truth_name: &str,
+    other_name: &str,
+) -> CaseFile {
+    file.title = format!("Fuzz-found difference: {diff}");
+    file.notes = Some(format!(
+        "Found by `hpa-conformance fuzz`: {truth_name} (taken as truth) and {other_name} disagree.\n{diff}\nTrajectory on {truth_name}: {:?}; on {other_name}: {:?}.\nReview the expectations (copied from {truth_name}) before committing.\n",
+        trajectory(&truth.trace),
+        trajectory(&other.trace)
+    ));
+    file.expect = Expectations {
+        trajectory: Some(trajectory(&truth.trace)),
+        final_replicas: truth.trace.last().map(|t| t.replicas),
+        at: truth
+            .trace
+            .iter()
+            .map(|t| ExpectAt {
+                t: t.t as u32,
+                replicas: Some(t.replicas),
+                desired_replicas: Some(t.desired),
+                ..ExpectAt::default()
+            })
+            .collect(),
+    };
+    file
+}
+
+/// The outcome of a fuzzing run.
+#[derive(Debug, Clone)]
+pub struct FuzzReport {
+    /// Scenarios run.
+    pub scenarios: usize,
+    /// Generated scenarios the loader rejected (a generator bug if not zero).
+    pub rejected: usize,
+    /// Differences found (their shrunk case files).
+    pub differences: Vec<PathBuf>,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// Runs `count` scenarios from `seed` on both targets. On the first difference the scenario is
+/// shrunk and written to `out_dir` (with `b`'s trace as the expectation when `truth_is_b`), and
+/// fuzzing stops.
+pub fn fuzz(
+    a: &dyn Target,
+    b: &dyn Target,
+    seed: u64,
+    count: usize,
+    out_dir: &Path,
+    truth_is_b: bool,
+) -> Result<FuzzReport, String> {
+    let started = Instant::now();
+    let mut report = FuzzReport {
+        scenarios: 0,
+        rejected: 0,
+        differences: Vec::new(),
+        elapsed: Duration::ZERO,
+    };
+    for i in 0..count {
+        let mut rng = Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(i as u64));
+        let name = format!("fuzz-{seed}-{i}");
+        let file = generate(&name, &mut rng);
+        let case = match to_case(&file) {
+            Ok(c) => c,
+            Err(e) => {
+                report.rejected += 1;
+                eprintln!("generated scenario {name} was rejected: {e}");
+                continue;
+            }
+        };
+        report.scenarios += 1;
+        if difference(&case, a, b).is_none() {
+            continue;
+        }
+        let small = shrink(file, a, b);
+        let case = to_case(&small)?;
+        let Some((_, diff, ra, rb)) = difference(&case, a, b) else {
+            return Err("a difference disappeared while shrinking".into());
+        };
+        let (truth, other, tn, on) = if truth_is_b {
+            (&rb, &ra, b.name(), a.name())
+        } else {
+            (&ra, &rb, a.name(), b.name())
+        };
+        let regression = regression_case(small, truth, other, &diff, &tn, &on);
+        std::fs::create_dir_all(out_dir).map_err(|e| e.to_string())?;
+        let path = out_dir.join(format!("{name}.yaml"));
+        let mut text = crate::yaml::to_string(&regression)?;
+        text.insert_str(
+            0,
+            "# Written by `hpa-conformance fuzz`; review before committing.\n",
+        );
+        std::fs::write(&path, text).map_err(|e| e.to_string())?;
+        report.differences.push(path);
+        break;
+    }
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
