@@ -164,13 +164,14 @@ fn random_rules(rng: &mut Rng) -> Value {
             json!(rng.pick(&["Max", "Min", "Disabled"])),
         );
     }
-    if rng.chance(0.7) {
+    if rng.chance(0.8) {
         let policies: Vec<Value> = (0..rng.range(1, 2))
             .map(|_| {
                 if rng.chance(0.5) {
                     json!({"type": "Pods", "value": rng.range(1, 10), "periodSeconds": rng.range(1, 20) * 15})
                 } else {
-                    json!({"type": "Percent", "value": rng.range(5, 300), "periodSeconds": rng.range(1, 20) * 15})
+                    let value = if rng.chance(0.7) { rng.range(5, 90) } else { rng.range(90, 300) };
+                    json!({"type": "Percent", "value": value, "periodSeconds": rng.range(1, 20) * 15})
                 }
             })
             .collect();
@@ -202,7 +203,7 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
         metrics.push(spec);
     }
     let min = rng.range(1, 4);
-    let max = min + rng.range(0, 16);
+    let max = min + rng.range(0, 40);
     let replicas = if rng.chance(0.1) {
         rng.range(0, max + 3)
     } else {
@@ -215,8 +216,8 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
         "metrics": metrics,
     });
     match rng.range(0, 9) {
-        0..=3 => {}
-        4 => spec["behavior"] = json!({}),
+        0..=2 => {}
+        3 => spec["behavior"] = json!({}),
         _ => {
             let mut b = serde_json::Map::new();
             if rng.chance(0.7) {
@@ -270,10 +271,10 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
             at,
             ..TimelineEntry::default()
         };
-        let which = rng.range(0, 9);
+        let which = rng.range(0, 10);
         let i = rng.range(0, kinds.len() as i64 - 1) as usize;
         match which {
-            0..=2 => e.load = Some(random_load(&keys[i], kinds[i], rng)),
+            0..=3 => e.load = Some(random_load(&keys[i], kinds[i], rng)),
             3 => {
                 e.pods = Some(PodChange {
                     ordinals: Some(vec![rng.range(0, 5) as usize]),
@@ -338,7 +339,10 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
                 .then(|| (rng.range(0, 20) * 15) as u32),
             ..SettingsOverrides::default()
         },
-        memory: None,
+        // A controller that has seen the HPA before (no initial recommendation) scales down at once.
+        memory: rng
+            .chance(0.4)
+            .then(crate::case::model::MemorySeed::default),
         hpa,
         workload: Workload {
             replicas: replicas as i32,
@@ -391,10 +395,7 @@ pub fn difference(
 fn candidates(file: &CaseFile, diff_t: i64) -> Vec<CaseFile> {
     let mut out = Vec::new();
     let mut push = |f: CaseFile| out.push(f);
-    if file
-        .duration_seconds
-        .is_none_or(|d| i64::from(d) > diff_t)
-    {
+    if file.duration_seconds.is_none_or(|d| i64::from(d) > diff_t) {
         let mut f = file.clone();
         f.duration_seconds = Some(diff_t.max(0) as u32);
         f.timeline.retain(|e| i64::from(e.at) <= diff_t);
@@ -526,9 +527,11 @@ pub fn regression_case(
     file.expect = Expectations {
         trajectory: Some(trajectory(&truth.trace)),
         final_replicas: truth.trace.last().map(|t| t.replicas),
+        // The first tick, every tick where the count changes, and the tick of the difference.
         at: truth
             .trace
             .iter()
+            .filter(|t| t.t == 0 || t.replicas != t.replicas_before || t.t == diff_t)
             .map(|t| ExpectAt {
                 t: t.t as u32,
                 replicas: Some(t.replicas),
@@ -589,7 +592,7 @@ pub fn fuzz(
         }
         let small = shrink(file, a, b);
         let case = to_case(&small)?;
-        let Some((_, diff, ra, rb)) = difference(&case, a, b) else {
+        let Some((diff_t, diff, ra, rb)) = difference(&case, a, b) else {
             return Err("a difference disappeared while shrinking".into());
         };
         let (truth, other, tn, on) = if truth_is_b {
@@ -597,7 +600,7 @@ pub fn fuzz(
         } else {
             (&ra, &rb, a.name(), b.name())
         };
-        let regression = regression_case(small, truth, other, &diff, &tn, &on);
+        let regression = regression_case(small, truth, other, (diff_t, &diff), &tn, &on);
         std::fs::create_dir_all(out_dir).map_err(|e| e.to_string())?;
         let path = out_dir.join(format!("{name}.yaml"));
         let mut text = crate::yaml::to_string(&regression)?;
