@@ -275,21 +275,21 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
         let i = rng.range(0, kinds.len() as i64 - 1) as usize;
         match which {
             0..=3 => e.load = Some(random_load(&keys[i], kinds[i], rng)),
-            3 => {
+            4 => {
                 e.pods = Some(PodChange {
                     ordinals: Some(vec![rng.range(0, 5) as usize]),
                     ready: Some(rng.chance(0.5)),
                     ..PodChange::default()
                 })
             }
-            4 => {
+            5 => {
                 e.metrics_missing = Some(MetricsMissing {
                     metric: keys[i].clone(),
                     newest: Some(rng.range(0, 3) as usize),
                     ..MetricsMissing::default()
                 })
             }
-            5 => {
+            6 => {
                 e.metric_error = Some(MetricError {
                     metric: keys[i].clone(),
                     message: rng.chance(0.6).then(|| {
@@ -297,8 +297,8 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
                     }),
                 })
             }
-            6 => e.set_replicas = Some(rng.range(0, max + 2) as i32),
-            7 => {
+            7 => e.set_replicas = Some(rng.range(0, max + 2) as i32),
+            8 => {
                 e.scale_api = Some(ScaleApi {
                     update_error: rng.chance(0.5).then(|| {
                         "Operation cannot be fulfilled: the object has been modified".to_string()
@@ -514,7 +514,7 @@ pub fn regression_case(
     mut file: CaseFile,
     truth: &CaseResult,
     other: &CaseResult,
-    diff: &str,
+    (diff_t, diff): (i64, &str),
     truth_name: &str,
     other_name: &str,
 ) -> CaseFile {
