@@ -36,3 +36,7 @@ snapshots:
 # Benchmarks: corpus wall time on the in-process target, and one decision at 100 pods × 3 metrics.
 bench:
     cargo bench -p hpa-harness --bench corpus
+
+# Build the upstream HPA adapter (Go; k8s.io/kubernetes pinned in adapters/upstream/go.mod).
+upstream:
+    adapters/upstream/build.sh

@@ -126,3 +126,25 @@ func (a *HorizontalController) HPAAdapterReadMemory(key string) HPAAdapterMemory
 	a.scaleDownEventsLock.RUnlock()
 	return m
 }
+
+// HPAAdapterSetScaleUpLimit sets the package's no-behavior scale-up limit, max(factor × current,
+// minimum) (upstream hard-codes 2 and 4; its unit tests set the factor to 8 the same way).
+func HPAAdapterSetScaleUpLimit(factor, minimum float64) {
+	scaleUpLimitFactor = factor
+	scaleUpLimitMinimum = minimum
+}
+
+// HPAAdapterSetOtherHPAs makes the selector tracker hold exactly these other HPAs (keys
+// "namespace/name"), each with a selector matching every pod, as if their informer add handlers
+// and reconciliations had registered selectors that select the pods at hand. Other HPAs from an
+// earlier call that are not in keys are removed.
+func (a *HorizontalController) HPAAdapterSetOtherHPAs(previous, keys []string) {
+	a.hpaSelectorsMux.Lock()
+	defer a.hpaSelectorsMux.Unlock()
+	for _, k := range previous {
+		a.hpaSelectors.DeleteSelector(selectors.Parse(k))
+	}
+	for _, k := range keys {
+		a.hpaSelectors.PutSelector(selectors.Parse(k), labels.Everything())
+	}
+}

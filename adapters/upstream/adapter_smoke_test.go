@@ -1,0 +1,465 @@
+package upstream_test
+
+// End-to-end tests of the adapter: build bin/hpa-upstream-adapter with build.sh (once), then pipe
+// step-protocol sessions through it exactly as the harness does and check its answers.
+//
+//	cd adapters/upstream && go test ./...
+//
+// Set HPA_UPSTREAM_ADAPTER=/path/to/binary to test an already built adapter instead.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+var adapterBin string
+
+func TestMain(m *testing.M) {
+	adapterBin = os.Getenv("HPA_UPSTREAM_ADAPTER")
+	if adapterBin == "" {
+		cmd := exec.Command("bash", "build.sh")
+		cmd.Env = append(os.Environ(), "GO="+filepath.Join(runtime.GOROOT(), "bin", "go"))
+		cmd.Stdout = os.Stderr
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build.sh failed: %v\n", err)
+			os.Exit(1)
+		}
+		adapterBin = filepath.Join("bin", "hpa-upstream-adapter")
+	}
+	os.Exit(m.Run())
+}
+
+// ---- messages ----
+
+type obj = map[string]any
+
+func start(gates obj, memory any) obj {
+	return obj{
+		"kind": "start", "protocol": 1, "case": "smoke", "featureGates": gates,
+		"settings": obj{
+			"syncPeriodSeconds": 15, "tolerance": 0.1, "cpuInitializationPeriodSeconds": 300,
+			"initialReadinessDelaySeconds": 30, "downscaleStabilizationSeconds": 300,
+		},
+		"memory": memory,
+	}
+}
+
+var defaultGates = obj{"HPAConfigurableTolerance": true, "HPAScaleToZero": false, "PodLevelResources": true}
+
+func at(t int) string {
+	return time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(t) * time.Second).Format(time.RFC3339)
+}
+
+func cpuHPA(status obj) obj {
+	h := obj{
+		"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+		"metadata": obj{"name": "web", "namespace": "default"},
+		"spec": obj{
+			"scaleTargetRef": obj{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+			"minReplicas":    1, "maxReplicas": 10,
+			"metrics": []obj{{"type": "Resource", "resource": obj{"name": "cpu",
+				"target": obj{"type": "Utilization", "averageUtilization": 50}}}},
+		},
+	}
+	if status != nil {
+		h["status"] = status
+	}
+	return h
+}
+
+func pod(i int) obj {
+	return obj{
+		"metadata": obj{"name": fmt.Sprintf("web-%04d", i), "namespace": "default", "labels": obj{"app": "web"}},
+		"spec":     obj{"containers": []obj{{"name": "app", "resources": obj{"requests": obj{"cpu": "1"}}}}},
+		"status": obj{"phase": "Running", "startTime": "1999-12-31T23:00:00Z",
+			"conditions": []obj{{"type": "Ready", "status": "True", "lastTransitionTime": "1999-12-31T23:00:00Z"}}},
+	}
+}
+
+// tick builds a tick of `replicas` ready pods, each using `cpu` of its 1-CPU request.
+func tick(t, replicas int, cpu string, hpa obj) obj {
+	pods := []obj{}
+	items := []obj{}
+	for i := 0; i < replicas; i++ {
+		pods = append(pods, pod(i))
+		items = append(items, obj{
+			"metadata":  obj{"name": fmt.Sprintf("web-%04d", i), "namespace": "default"},
+			"timestamp": at(t), "window": "30s",
+			"containers": []obj{{"name": "app", "usage": obj{"cpu": cpu}}},
+		})
+	}
+	return obj{
+		"kind": "tick", "t": t, "now": at(t), "hpa": hpa,
+		"scale":      obj{"spec": obj{"replicas": replicas}, "status": obj{"replicas": replicas, "selector": "app=web"}},
+		"scaleError": nil, "scaleUpdateError": nil,
+		"pods":    pods,
+		"metrics": obj{"resource": obj{"items": items}, "pods": obj{}, "object": obj{}, "external": obj{}},
+	}
+}
+
+type event struct{ Type, Reason, Message string }
+
+type result struct {
+	Kind     string          `json:"kind"`
+	T        json.RawMessage `json:"t"`
+	ScaledTo *int32          `json:"scaledTo"`
+	Status   struct {
+		LastScaleTime   *string `json:"lastScaleTime"`
+		CurrentReplicas int32   `json:"currentReplicas"`
+		DesiredReplicas int32   `json:"desiredReplicas"`
+		Conditions      []struct {
+			Type, Status, Reason, Message string
+		} `json:"conditions"`
+	} `json:"status"`
+	Events []event `json:"events"`
+	raw    obj
+}
+
+func (r result) condition(typ string) string {
+	for _, c := range r.Status.Conditions {
+		if c.Type == typ {
+			return c.Status + "/" + c.Reason
+		}
+	}
+	return "<none>"
+}
+
+func (r result) reasons() []string {
+	out := []string{}
+	for _, e := range r.Events {
+		out = append(out, e.Type+" "+e.Reason)
+	}
+	return out
+}
+
+// session pipes start, the ticks and stop through a fresh adapter process; it returns the hello
+// and one result per tick, and fails the test on anything but a clean protocol stream and exit 0.
+func session(t *testing.T, startMsg obj, ticks ...obj) (obj, []result) {
+	t.Helper()
+	var in bytes.Buffer
+	enc := json.NewEncoder(&in)
+	for _, m := range append(append([]obj{startMsg}, ticks...), obj{"kind": "stop"}) {
+		if err := enc.Encode(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(adapterBin, "--step-protocol")
+	cmd.Stdin = &in
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("adapter exited with %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("adapter did not finish within 60s; stderr:\n%s", stderr.String())
+	}
+
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	var lines [][]byte
+	for sc.Scan() {
+		lines = append(lines, append([]byte(nil), sc.Bytes()...))
+	}
+	if len(lines) != 1+len(ticks) {
+		t.Fatalf("stdout has %d lines, want hello + %d results:\n%s\nstderr:\n%s", len(lines), len(ticks), stdout.String(), stderr.String())
+	}
+	var hello obj
+	if err := json.Unmarshal(lines[0], &hello); err != nil || hello["kind"] != "hello" {
+		t.Fatalf("first line is not a hello (%v): %s", err, lines[0])
+	}
+	var results []result
+	for i, l := range lines[1:] {
+		var r result
+		if err := json.Unmarshal(l, &r); err != nil || r.Kind != "result" {
+			t.Fatalf("line %d is not a result (%v): %s", i+2, err, l)
+		}
+		_ = json.Unmarshal(l, &r.raw)
+		if want, _ := json.Marshal(ticks[i]["t"]); string(r.T) != string(want) {
+			t.Fatalf("result %d echoes t=%s, want %s", i, r.T, want)
+		}
+		results = append(results, r)
+	}
+	t.Logf("stderr:\n%s", stderr.String())
+	return hello, results
+}
+
+// ---- tests ----
+
+// The scenario the harness's own smoke case uses: 3 ready pods at 900m of a 1-CPU request against
+// a 50% CPU utilization target → ceil(3 × 90/50) = 6.
+func TestSmokeScaleUp(t *testing.T) {
+	hello, results := session(t, start(defaultGates, nil), tick(0, 3, "900m", cpuHPA(nil)))
+
+	impl := hello["implementation"].(obj)
+	if impl["name"] != "upstream-kube-controller-manager" {
+		t.Errorf("implementation name %v", impl["name"])
+	}
+	goMod, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := regexp.MustCompile(`(?m)^\s*k8s\.io/kubernetes (v\S+)`).FindSubmatch(goMod)
+	if pinned == nil || impl["version"] != string(pinned[1]) {
+		t.Errorf("implementation version %v, go.mod pins %s", impl["version"], pinned)
+	}
+	if hello["protocol"] != float64(1) || hello["memorySeeding"] != true {
+		t.Errorf("hello %v", hello)
+	}
+	gates, _ := json.Marshal(hello["featureGates"])
+	if want, _ := json.Marshal(defaultGates); string(gates) != string(want) {
+		t.Errorf("hello gates %s, want %s", gates, want)
+	}
+
+	r := results[0]
+	if r.ScaledTo == nil || *r.ScaledTo != 6 {
+		t.Fatalf("scaledTo %v, want 6 (%s)", r.ScaledTo, r.raw)
+	}
+	if r.Status.DesiredReplicas != 6 || r.Status.CurrentReplicas != 3 {
+		t.Errorf("status current/desired %d/%d, want 3/6", r.Status.CurrentReplicas, r.Status.DesiredReplicas)
+	}
+	if r.Status.LastScaleTime == nil || *r.Status.LastScaleTime != "2000-01-01T00:00:00Z" {
+		t.Errorf("lastScaleTime %v, want the virtual t=0", r.Status.LastScaleTime)
+	}
+	if len(r.Events) != 1 || r.Events[0].Type != "Normal" || r.Events[0].Reason != "SuccessfulRescale" ||
+		r.Events[0].Message != "New size: 6; reason: cpu resource utilization (percentage of request) above target" {
+		t.Errorf("events %+v", r.Events)
+	}
+	if got := r.condition("AbleToScale"); got != "True/SucceededRescale" {
+		t.Errorf("AbleToScale %s", got)
+	}
+	if got := r.condition("ScalingActive"); got != "True/ValidMetricFound" {
+		t.Errorf("ScalingActive %s", got)
+	}
+}
+
+// Virtual time across ticks: the t=0 recommendations hold a scale-down for the 300 s downscale
+// stabilization window, then the scale-down happens and lastScaleTime is the virtual instant.
+func TestDownscaleStabilizationInVirtualTime(t *testing.T) {
+	_, rs := session(t, start(defaultGates, nil),
+		tick(0, 3, "900m", cpuHPA(nil)),
+		tick(15, 6, "100m", cpuHPA(nil)),
+		tick(300, 6, "100m", cpuHPA(nil)),
+		tick(315, 6, "100m", cpuHPA(nil)),
+	)
+	if rs[0].ScaledTo == nil || *rs[0].ScaledTo != 6 {
+		t.Fatalf("t=0: scaledTo %v, want 6", rs[0].ScaledTo)
+	}
+	for i, r := range rs[1:3] {
+		if r.ScaledTo != nil {
+			t.Errorf("tick %d: scaled to %d inside the stabilization window", i+1, *r.ScaledTo)
+		}
+		if got := r.condition("AbleToScale"); got != "True/ScaleDownStabilized" {
+			t.Errorf("tick %d: AbleToScale %s, want True/ScaleDownStabilized", i+1, got)
+		}
+	}
+	// At t=300 the t=0 recommendations are exactly at the cutoff: not Before it, still counted.
+	// At t=315 they are old; the newest are 10% → ceil(6 × 10/50) = 2.
+	r := rs[3]
+	if r.ScaledTo == nil || *r.ScaledTo != 2 {
+		t.Fatalf("t=315: scaledTo %v, want 2 (%s)", r.ScaledTo, r.raw)
+	}
+	if r.Status.LastScaleTime == nil || *r.Status.LastScaleTime != "2000-01-01T00:05:15Z" {
+		t.Errorf("t=315: lastScaleTime %v", r.Status.LastScaleTime)
+	}
+	if got := r.reasons(); len(got) != 1 || got[0] != "Normal SuccessfulRescale" {
+		t.Errorf("t=315: events %v", got)
+	}
+}
+
+// Memory seeding: a fresh controller records the current size as a recommendation and will not
+// scale down; a seeded empty recommendation list ("seen before, nothing recorded") lets it.
+func TestMemorySeeding(t *testing.T) {
+	_, fresh := session(t, start(defaultGates, nil), tick(0, 4, "100m", cpuHPA(nil)))
+	if fresh[0].ScaledTo != nil {
+		t.Errorf("fresh controller scaled to %d", *fresh[0].ScaledTo)
+	}
+	_, seeded := session(t, start(defaultGates, obj{"recommendations": []obj{}}), tick(0, 4, "100m", cpuHPA(nil)))
+	if seeded[0].ScaledTo == nil || *seeded[0].ScaledTo != 1 {
+		t.Errorf("seeded controller: scaledTo %v, want 1 (%s)", seeded[0].ScaledTo, seeded[0].raw)
+	}
+	_, held := session(t, start(defaultGates, obj{"recommendations": []obj{{"replicas": 3, "time": "1999-12-31T23:59:00Z"}}}),
+		tick(0, 4, "100m", cpuHPA(nil)))
+	if held[0].ScaledTo == nil || *held[0].ScaledTo != 3 {
+		t.Errorf("seeded recommendation 3: scaledTo %v, want 3 (%s)", held[0].ScaledTo, held[0].raw)
+	}
+}
+
+// Errors of the world reach the controller as API errors.
+func TestErrorPaths(t *testing.T) {
+	getErr := tick(0, 3, "900m", cpuHPA(nil))
+	getErr["scale"] = nil
+	getErr["scaleError"] = "deployments.apps \"web\" not found"
+	updErr := tick(15, 3, "900m", cpuHPA(nil))
+	updErr["scaleUpdateError"] = "the server is on fire"
+	metErr := tick(30, 3, "900m", cpuHPA(nil))
+	metErr["metrics"].(obj)["resource"] = obj{"error": "metrics-server is down"}
+
+	_, rs := session(t, start(defaultGates, nil), getErr, updErr, metErr)
+
+	if got := rs[0].reasons(); strings.Join(got, ",") != "Warning FailedGetScale" {
+		t.Errorf("get-scale error: events %v", got)
+	}
+	if got := rs[0].condition("AbleToScale"); got != "False/FailedGetScale" {
+		t.Errorf("get-scale error: AbleToScale %s", got)
+	}
+	if rs[1].ScaledTo != nil {
+		t.Errorf("update error: scaledTo %d, want null", *rs[1].ScaledTo)
+	}
+	if got := rs[1].reasons(); strings.Join(got, ",") != "Warning FailedRescale" {
+		t.Errorf("update error: events %v", got)
+	} else if !strings.Contains(rs[1].Events[0].Message, "the server is on fire") {
+		t.Errorf("update error: message %q", rs[1].Events[0].Message)
+	}
+	if got := rs[1].condition("AbleToScale"); got != "False/FailedUpdateScale" {
+		t.Errorf("update error: AbleToScale %s", got)
+	}
+	if got := rs[2].reasons(); strings.Join(got, ",") != "Warning FailedGetResourceMetric,Warning FailedComputeMetricsReplicas" {
+		t.Errorf("metrics error: events %v", got)
+	}
+	if got := rs[2].condition("ScalingActive"); got != "False/FailedGetResourceMetric" {
+		t.Errorf("metrics error: ScalingActive %s", got)
+	}
+}
+
+// A gate this Kubernetes does not know is left out of hello, so the harness skips the case.
+func TestUnknownGateIsLeftOut(t *testing.T) {
+	hello, _ := session(t, start(obj{"HPAScaleToZero": true, "NoSuchGate": true}, nil))
+	gates := hello["featureGates"].(obj)
+	if gates["HPAScaleToZero"] != true {
+		t.Errorf("HPAScaleToZero not enabled: %v", gates)
+	}
+	if _, ok := gates["NoSuchGate"]; ok {
+		t.Errorf("unknown gate reported: %v", gates)
+	}
+}
+
+// Pods, Object and External metrics come from the custom and external metrics fakes; the largest
+// proposal wins. qps: 1500m/1 → ceil(3 × 1.5) = 5; requests-per-second: 20/10 → ceil(3 × 2) = 6;
+// queue_depth: 30/(10 × 3) = 1.0 → 3.
+func TestCustomObjectAndExternalMetrics(t *testing.T) {
+	hpa := cpuHPA(nil)
+	hpa["spec"].(obj)["metrics"] = []obj{
+		{"type": "Pods", "pods": obj{"metric": obj{"name": "qps"}, "target": obj{"type": "AverageValue", "averageValue": "1"}}},
+		{"type": "Object", "object": obj{"metric": obj{"name": "requests-per-second"},
+			"describedObject": obj{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "main"},
+			"target":          obj{"type": "Value", "value": "10"}}},
+		{"type": "External", "external": obj{"metric": obj{"name": "queue_depth"}, "target": obj{"type": "AverageValue", "averageValue": "10"}}},
+	}
+	tk := tick(0, 3, "900m", hpa)
+	m := tk["metrics"].(obj)
+	m["resource"] = obj{"items": []obj{}}
+	m["pods"] = obj{"qps": obj{"items": []obj{
+		{"pod": "web-0000", "value": "1500m", "timestamp": at(0), "windowSeconds": 30},
+		{"pod": "web-0001", "value": "1500m", "timestamp": at(0), "windowSeconds": 30},
+		{"pod": "web-0002", "value": "1500m", "timestamp": at(0), "windowSeconds": 30},
+	}}}
+	m["object"] = obj{"requests-per-second": obj{"value": "20", "timestamp": at(0)}}
+	m["external"] = obj{"queue_depth": obj{"items": []obj{{"value": "30", "timestamp": at(0)}}}}
+
+	// The same with the nested object-answer spelling, and with the object metric missing.
+	nested := tick(15, 3, "900m", hpa)
+	nested["metrics"] = m
+	nm := obj{}
+	for k, v := range m {
+		nm[k] = v
+	}
+	nm["object"] = obj{"requests-per-second": obj{"value": obj{"value": "40", "timestamp": at(15)}}}
+	nested["metrics"] = nm
+	missing := tick(30, 3, "900m", hpa)
+	mm := obj{}
+	for k, v := range m {
+		mm[k] = v
+	}
+	mm["object"] = obj{}
+	missing["metrics"] = mm
+
+	_, rs := session(t, start(defaultGates, obj{"recommendations": []obj{}}), tk, nested, missing)
+	if rs[0].ScaledTo == nil || *rs[0].ScaledTo != 6 {
+		t.Fatalf("scaledTo %v, want 6 (%s)", rs[0].ScaledTo, rs[0].raw)
+	}
+	if n := len(rs[0].raw["status"].(obj)["currentMetrics"].([]any)); n != 3 {
+		t.Errorf("%d current metrics, want 3", n)
+	}
+	// 40/10 → ceil(3 × 4) = 12, capped by the scale-up limit max(2 × 3, 4) = 6.
+	if rs[1].ScaledTo == nil || *rs[1].ScaledTo != 6 {
+		t.Errorf("nested object answer: scaledTo %v, want 6 (%s)", rs[1].ScaledTo, rs[1].raw)
+	}
+	// One invalid metric, the others say scale up: scaling goes on with the valid maximum (qps → 5),
+	// which the no-behavior stabilization lifts to the recent recommendations' 6.
+	found := false
+	for _, e := range rs[2].Events {
+		if e.Reason == "FailedGetObjectMetric" && strings.Contains(e.Message, "the server could not find the metric requests-per-second for Ingress main") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("missing object metric: events %+v", rs[2].Events)
+	}
+}
+
+// tick.otherHpasSelectingPods registers other HPAs selecting the pods: upstream then refuses to
+// scale with AmbiguousSelector; once they are gone it scales again.
+func TestOtherHPAsMakeTheSelectorAmbiguous(t *testing.T) {
+	amb := tick(0, 3, "900m", cpuHPA(nil))
+	amb["otherHpasSelectingPods"] = []string{"default/other"}
+	_, rs := session(t, start(defaultGates, nil), amb, tick(15, 3, "900m", cpuHPA(nil)))
+	if rs[0].ScaledTo != nil {
+		t.Errorf("ambiguous selector: scaled to %d", *rs[0].ScaledTo)
+	}
+	if got := strings.Join(rs[0].reasons(), ","); got != "Warning AmbiguousSelector,Warning FailedComputeMetricsReplicas" {
+		t.Errorf("ambiguous selector: events %s", got)
+	}
+	if got := rs[0].condition("ScalingActive"); got != "False/AmbiguousSelector" {
+		t.Errorf("ambiguous selector: ScalingActive %s", got)
+	}
+	if rs[1].ScaledTo == nil || *rs[1].ScaledTo != 6 {
+		t.Errorf("other HPA gone: scaledTo %v, want 6 (%s)", rs[1].ScaledTo, rs[1].raw)
+	}
+}
+
+// settings.scaleUpLimitFactor/Minimum set upstream's package variables: 90% against a 10% target
+// proposes ceil(3 × 9) = 27; the no-behavior limit is max(2 × 3, 4) = 6 by default and
+// max(8 × 3, 4) = 24 with factor 8 (what upstream's unit tests use).
+func TestScaleUpLimitSettings(t *testing.T) {
+	hpa := cpuHPA(nil)
+	spec := hpa["spec"].(obj)
+	spec["maxReplicas"] = 100
+	spec["metrics"].([]obj)[0]["resource"].(obj)["target"].(obj)["averageUtilization"] = 10
+	for _, tc := range []struct {
+		factor any
+		want   int32
+	}{{nil, 6}, {8, 24}} {
+		st := start(defaultGates, nil)
+		if tc.factor != nil {
+			st["settings"].(obj)["scaleUpLimitFactor"] = tc.factor
+			st["settings"].(obj)["scaleUpLimitMinimum"] = 4
+		}
+		_, rs := session(t, st, tick(0, 3, "900m", hpa))
+		if rs[0].ScaledTo == nil || *rs[0].ScaledTo != tc.want {
+			t.Errorf("factor %v: scaledTo %v, want %d", tc.factor, rs[0].ScaledTo, tc.want)
+		}
+		if got := rs[0].condition("ScalingLimited"); got != "True/ScaleUpLimit" {
+			t.Errorf("factor %v: ScalingLimited %s", tc.factor, got)
+		}
+	}
+}

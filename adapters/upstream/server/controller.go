@@ -1,0 +1,380 @@
+//go:build hpaadapter
+
+package server
+
+// Wiring of upstream's HorizontalController to fake clients, the way upstream's own unit tests
+// (pkg/controller/podautoscaler/horizontal_test.go) do it: client-go's fake clientset for HPA
+// status writes, client-go's fake scale client, the k8s.io/metrics fakes behind the real
+// metrics.NewRESTMetricsClient, informers from a SharedInformerFactory over the fake clientset.
+// The "world" each fake answers from is the current tick's message.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	scalefake "k8s.io/client-go/scale/fake"
+	core "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/kubernetes/pkg/controller/podautoscaler"
+	"k8s.io/kubernetes/pkg/controller/podautoscaler/metrics"
+	cmapi "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
+	emapi "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
+	metricsapi "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+	metricsfake "k8s.io/metrics/pkg/client/clientset/versioned/fake"
+	resourceclient "k8s.io/metrics/pkg/client/clientset/versioned/typed/metrics/v1beta1"
+	cmfake "k8s.io/metrics/pkg/client/custom_metrics/fake"
+	emfake "k8s.io/metrics/pkg/client/external_metrics/fake"
+)
+
+// controllerSettings are kube-controller-manager's --horizontal-pod-autoscaler-* flags.
+type controllerSettings struct {
+	resyncPeriod                  float64 // seconds
+	tolerance                     float64
+	cpuInitializationPeriod       float64 // seconds
+	delayOfInitialReadinessStatus float64 // seconds
+	downscaleStabilisationWindow  float64 // seconds
+	scaleUpLimitFactor            float64
+	scaleUpLimitMinimum           float64
+}
+
+// harness is upstream's controller plus the fakes it talks to.
+type harness struct {
+	ctrl        *podautoscaler.HorizontalController
+	podIndexer  cache.Indexer
+	mapper      *tickMapper
+	kubeClient  *fake.Clientset
+	scaleClient *scalefake.FakeScaleClient
+	resClient   *metricsfake.Clientset
+	cmClient    *cmfake.FakeCustomMetricsClient
+	emClient    *emfake.FakeExternalMetricsClient
+
+	// Other HPAs registered in the selector tracker (tick.otherHpasSelectingPods).
+	otherHPAs []string
+
+	// The world of the current tick and what the controller wrote during it.
+	tick     *tickMsg
+	scaledTo *int32
+	status   *autoscalingv2.HorizontalPodAutoscalerStatus
+	events   []eventMsg
+}
+
+func newHarness(ctx context.Context, s controllerSettings) *harness {
+	h := &harness{mapper: &tickMapper{RESTMapper: meta.NewDefaultRESTMapper(nil)}}
+
+	// HPAs, pods and events (the pod informer's store is filled directly each tick).
+	h.kubeClient = &fake.Clientset{}
+	h.kubeClient.AddReactor("update", "horizontalpodautoscalers", h.reactHPAUpdate)
+	eventClient := &fake.Clientset{}
+	eventClient.AddReactor("create", "events", func(action core.Action) (bool, runtime.Object, error) {
+		// Not reached: the controller's recorder is replaced by h (see below).
+		return true, action.(core.CreateAction).GetObject(), nil
+	})
+
+	// The scale subresource.
+	h.scaleClient = &scalefake.FakeScaleClient{}
+	h.scaleClient.AddReactor("get", "*", h.reactGetScale)
+	h.scaleClient.AddReactor("update", "*", h.reactUpdateScale)
+
+	// The metrics APIs.
+	h.resClient = &metricsfake.Clientset{}
+	h.resClient.AddReactor("list", "pods", h.reactListPodMetrics)
+	h.cmClient = &cmfake.FakeCustomMetricsClient{}
+	h.cmClient.AddReactor("get", "*", h.reactCustomMetric)
+	h.emClient = &emfake.FakeExternalMetricsClient{}
+	h.emClient.AddReactor("list", "*", h.reactExternalMetric)
+	metricsClient := metrics.NewRESTMetricsClient(
+		unfilteredPodMetrics{fake: h.resClient},
+		h.cmClient,
+		h.emClient,
+	)
+
+	informerFactory := informers.NewSharedInformerFactory(h.kubeClient, seconds(s.resyncPeriod))
+	hpaInformer := informerFactory.Autoscaling().V2().HorizontalPodAutoscalers()
+	podInformer := informerFactory.Core().V1().Pods()
+
+	h.ctrl = podautoscaler.NewHorizontalController(
+		ctx,
+		eventClient.CoreV1(),
+		h.scaleClient,
+		h.kubeClient.AutoscalingV2(),
+		h.mapper,
+		metricsClient,
+		hpaInformer,
+		podInformer,
+		seconds(s.resyncPeriod),
+		seconds(s.downscaleStabilisationWindow),
+		s.tolerance,
+		seconds(s.cpuInitializationPeriod),
+		seconds(s.delayOfInitialReadinessStatus),
+	)
+	// Record events synchronously, exactly as the controller emits them. (The real broadcaster
+	// would deliver them asynchronously and its correlator merges repeated events into PATCHes
+	// and aggregates; the protocol asks for the events the controller recorded.)
+	h.ctrl.HPAAdapterSetEventRecorder(h)
+	podautoscaler.HPAAdapterSetScaleUpLimit(s.scaleUpLimitFactor, s.scaleUpLimitMinimum)
+	h.podIndexer = podInformer.Informer().GetIndexer()
+	return h
+}
+
+// load makes tick the world the fakes answer from and clears last tick's captures.
+func (h *harness) load(tick *tickMsg, namespace string) error {
+	h.tick = tick
+	h.scaledTo = nil
+	h.status = nil
+	h.events = nil
+	h.kubeClient.ClearActions()
+	h.scaleClient.ClearActions()
+	h.resClient.ClearActions()
+	h.cmClient.ClearActions()
+	h.emClient.ClearActions()
+
+	objs := make([]interface{}, 0, len(tick.Pods))
+	for i := range tick.Pods {
+		p := tick.Pods[i].DeepCopy()
+		if p.Namespace == "" {
+			p.Namespace = namespace
+		}
+		objs = append(objs, p)
+	}
+	if err := h.podIndexer.Replace(objs, ""); err != nil {
+		return fmt.Errorf("loading pods into the pod informer's store: %w", err)
+	}
+
+	ref := tick.HPA.Spec.ScaleTargetRef
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	m := meta.NewDefaultRESTMapper(nil)
+	if err == nil && ref.Kind != "" {
+		m = meta.NewDefaultRESTMapper([]schema.GroupVersion{gv})
+		m.Add(gv.WithKind(ref.Kind), meta.RESTScopeNamespace)
+	}
+	h.mapper.RESTMapper = m
+	return nil
+}
+
+// tickMapper maps the current tick's scale target kind to a resource (lower-case plural of the
+// kind, as a discovery-backed mapper would for the built-in workload kinds).
+type tickMapper struct {
+	meta.RESTMapper
+}
+
+// ---- HPA status ----
+
+func (h *harness) reactHPAUpdate(action core.Action) (bool, runtime.Object, error) {
+	update := action.(core.UpdateAction)
+	hpa, ok := update.GetObject().(*autoscalingv2.HorizontalPodAutoscaler)
+	if !ok {
+		return true, nil, fmt.Errorf("unexpected object %T in HPA update", update.GetObject())
+	}
+	if update.GetSubresource() == "status" {
+		h.status = hpa.Status.DeepCopy()
+	}
+	return true, hpa.DeepCopy(), nil
+}
+
+// ---- events ----
+
+func (h *harness) Event(object runtime.Object, eventtype, reason, message string) {
+	h.events = append(h.events, eventMsg{Type: eventtype, Reason: reason, Message: message})
+}
+
+func (h *harness) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{}) {
+	h.Event(object, eventtype, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+func (h *harness) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...interface{}) {
+	h.Eventf(object, eventtype, reason, messageFmt, args...)
+}
+
+// ---- scale subresource ----
+
+func (h *harness) reactGetScale(action core.Action) (bool, runtime.Object, error) {
+	t := h.tick
+	if t.ScaleError != nil {
+		return true, nil, errors.New(*t.ScaleError)
+	}
+	if t.Scale == nil {
+		return true, nil, errors.New("the harness sent no scale")
+	}
+	s := t.Scale.DeepCopy()
+	s.Name = action.(core.GetAction).GetName()
+	s.Namespace = action.GetNamespace()
+	return true, s, nil
+}
+
+func (h *harness) reactUpdateScale(action core.Action) (bool, runtime.Object, error) {
+	if e := h.tick.ScaleUpdateError; e != nil {
+		return true, nil, errors.New(*e)
+	}
+	s, ok := action.(core.UpdateAction).GetObject().(*autoscalingv1.Scale)
+	if !ok {
+		return true, nil, fmt.Errorf("unexpected object %T in scale update", action.(core.UpdateAction).GetObject())
+	}
+	replicas := s.Spec.Replicas
+	h.scaledTo = &replicas
+	return true, s.DeepCopy(), nil
+}
+
+// ---- metrics.k8s.io ----
+
+func (h *harness) reactListPodMetrics(action core.Action) (bool, runtime.Object, error) {
+	answer := h.tick.Metrics.Resource
+	if answer.Error != nil {
+		return true, nil, errors.New(*answer.Error)
+	}
+	list := &metricsapi.PodMetricsList{Items: make([]metricsapi.PodMetrics, 0, len(answer.Items))}
+	for _, m := range answer.Items {
+		m := *m.DeepCopy()
+		if m.Namespace == "" {
+			m.Namespace = action.GetNamespace()
+		}
+		list.Items = append(list.Items, m)
+	}
+	return true, list, nil
+}
+
+// unfilteredPodMetrics is the metrics fake's PodMetricses getter, except that List returns the
+// reactor's answer as is. (The generated fake filters list items by the label selector against
+// the items' own labels; the harness sends the metrics API's answer, which is already the answer
+// for the HPA's selector, and PodMetrics items need not carry the pods' labels.)
+type unfilteredPodMetrics struct {
+	fake *metricsfake.Clientset
+}
+
+func (u unfilteredPodMetrics) PodMetricses(namespace string) resourceclient.PodMetricsInterface {
+	return unfilteredPodMetricsList{PodMetricsInterface: u.fake.MetricsV1beta1().PodMetricses(namespace), fake: u.fake, ns: namespace}
+}
+
+type unfilteredPodMetricsList struct {
+	resourceclient.PodMetricsInterface
+	fake *metricsfake.Clientset
+	ns   string
+}
+
+func (u unfilteredPodMetricsList) List(ctx context.Context, opts metav1.ListOptions) (*metricsapi.PodMetricsList, error) {
+	obj, err := u.fake.Invokes(core.NewListActionWithOptions(
+		metricsapi.SchemeGroupVersion.WithResource("pods"),
+		metricsapi.SchemeGroupVersion.WithKind("PodMetrics"),
+		u.ns, opts), &metricsapi.PodMetricsList{})
+	if err != nil {
+		return nil, err
+	}
+	list, ok := obj.(*metricsapi.PodMetricsList)
+	if !ok {
+		return nil, fmt.Errorf("unexpected object %T in pod metrics list", obj)
+	}
+	return list, nil
+}
+
+// ---- custom.metrics.k8s.io ----
+
+func (h *harness) reactCustomMetric(action core.Action) (bool, runtime.Object, error) {
+	get, ok := action.(cmfake.GetForAction)
+	if !ok {
+		return true, nil, fmt.Errorf("unexpected custom metrics action %T", action)
+	}
+	name := get.GetMetricName()
+	if get.GetName() == "*" {
+		// Per-pod values of the selected pods (a Pods metric).
+		answer, found := h.tick.Metrics.Pods[name]
+		list := &cmapi.MetricValueList{}
+		if !found {
+			return true, list, nil
+		}
+		if answer.Error != nil {
+			return true, nil, errors.New(*answer.Error)
+		}
+		for _, v := range answer.Items {
+			list.Items = append(list.Items, cmapi.MetricValue{
+				DescribedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Name: v.Pod, Namespace: action.GetNamespace()},
+				Metric:          cmapi.MetricIdentifier{Name: name},
+				Timestamp:       v.Timestamp,
+				WindowSeconds:   v.WindowSeconds,
+				Value:           v.Value,
+			})
+		}
+		return true, list, nil
+	}
+
+	// The value of one described object (an Object metric).
+	answer, found := h.tick.Metrics.Object[name]
+	if found && answer.Error != nil {
+		return true, nil, errors.New(*answer.Error)
+	}
+	if !found || answer.Value == nil {
+		kind, objName := h.describedObject(name, get.GetName())
+		return true, nil, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status:  metav1.StatusFailure,
+			Code:    404,
+			Reason:  metav1.StatusReasonNotFound,
+			Message: fmt.Sprintf("the server could not find the metric %s for %s %s", name, kind, objName),
+		}}
+	}
+	v := answer.Value
+	kind, objName := h.describedObject(name, get.GetName())
+	return true, &cmapi.MetricValueList{Items: []cmapi.MetricValue{{
+		DescribedObject: corev1.ObjectReference{Kind: kind, Name: objName, Namespace: action.GetNamespace()},
+		Metric:          cmapi.MetricIdentifier{Name: name},
+		Timestamp:       v.Timestamp,
+		WindowSeconds:   v.WindowSeconds,
+		Value:           v.Value,
+	}}}, nil
+}
+
+// describedObject finds the kind and name of the object an Object metric of the HPA describes.
+func (h *harness) describedObject(metricName, fallbackName string) (string, string) {
+	for _, m := range h.tick.HPA.Spec.Metrics {
+		if m.Type == autoscalingv2.ObjectMetricSourceType && m.Object != nil && m.Object.Metric.Name == metricName {
+			return m.Object.DescribedObject.Kind, m.Object.DescribedObject.Name
+		}
+	}
+	return "object", fallbackName
+}
+
+// ---- external.metrics.k8s.io ----
+
+func (h *harness) reactExternalMetric(action core.Action) (bool, runtime.Object, error) {
+	name := action.GetResource().Resource
+	list := &emapi.ExternalMetricValueList{}
+	answer, found := h.tick.Metrics.External[name]
+	if !found {
+		return true, list, nil
+	}
+	if answer.Error != nil {
+		return true, nil, errors.New(*answer.Error)
+	}
+	for _, v := range answer.Items {
+		list.Items = append(list.Items, emapi.ExternalMetricValue{
+			MetricName:    name,
+			Timestamp:     v.Timestamp,
+			WindowSeconds: v.WindowSeconds,
+			Value:         v.Value,
+		})
+	}
+	return true, list, nil
+}
+
+// ---- helpers ----
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

@@ -1,0 +1,98 @@
+//go:build hpaadapter
+
+package server
+
+// The adapter binary is this package's test binary (`go test -c`, see ../build.sh): synctest
+// bubbles need a *testing.T. Started without -test.* flags (as the harness does, e.g.
+// `hpa-upstream-adapter --step-protocol`), TestMain turns it into the protocol server: the real
+// stdout is kept for protocol messages only and fd 1 is pointed at stderr, so nothing the testing
+// framework (or anything else) prints can reach the protocol stream.
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"testing/synctest"
+)
+
+var (
+	serveMode   bool
+	protocolOut *os.File
+)
+
+func TestMain(m *testing.M) {
+	serveMode = true
+	for _, a := range os.Args[1:] {
+		if strings.HasPrefix(a, "-test.") || strings.HasPrefix(a, "--test.") {
+			serveMode = false
+		}
+	}
+	if !serveMode {
+		os.Exit(m.Run())
+	}
+	for _, a := range os.Args[1:] {
+		switch a {
+		case "--step-protocol", "-step-protocol":
+		case "-h", "-help", "--help":
+			fmt.Fprintln(os.Stderr, "usage: hpa-upstream-adapter [--step-protocol]\n\nSpeaks hpa-conformance's step protocol (harness/PROTOCOL.md) on stdin/stdout,\ndriving upstream Kubernetes' HPA controller", KubernetesVersion())
+			os.Exit(0)
+		default:
+			fmt.Fprintf(os.Stderr, "hpa-upstream-adapter: ignoring unknown argument %q\n", a)
+		}
+	}
+	fd, err := syscall.Dup(1)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hpa-upstream-adapter: dup(stdout): %v\n", err)
+		os.Exit(2)
+	}
+	if err := syscall.Dup3(2, 1, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "hpa-upstream-adapter: dup3(stderr, stdout): %v\n", err)
+		os.Exit(2)
+	}
+	syscall.CloseOnExec(fd)
+	protocolOut = os.NewFile(uintptr(fd), "protocol-stdout")
+	os.Args = []string{os.Args[0], "-test.run=^TestServeStepProtocol$", "-test.count=1", "-test.v=false", "-test.timeout=0"}
+	m.Run()
+	// Only reached when the test did not exit by itself (it always does).
+	fmt.Fprintln(os.Stderr, "hpa-upstream-adapter: protocol session ended unexpectedly")
+	os.Exit(3)
+}
+
+// TestServeStepProtocol is the protocol server; it only runs in serve mode (see TestMain).
+func TestServeStepProtocol(t *testing.T) {
+	if !serveMode {
+		t.Skip("protocol server; runs only when the binary is started without -test.* flags")
+	}
+	// The stdin reader lives outside the bubble; the channel is created outside it too, so the
+	// bubble's goroutine may receive from it (blocking on it is not "durable": the virtual clock
+	// never moves while the adapter waits for the harness).
+	lines := make(chan Line)
+	go func() {
+		r := bufio.NewReaderSize(os.Stdin, 1<<20)
+		for {
+			b, err := r.ReadBytes('\n')
+			if len(b) > 0 {
+				lines <- Line{Data: b}
+			}
+			if err != nil {
+				lines <- Line{Err: err}
+				close(lines)
+				return
+			}
+		}
+	}()
+	var err error
+	synctest.Test(t, func(t *testing.T) {
+		err = Serve(lines, protocolOut, os.Stderr)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "hpa-upstream-adapter: %v\n", err)
+			os.Exit(2)
+		}
+		// `stop`: exit at once, before the testing framework prints anything and without
+		// waiting for the controller's goroutines in the bubble.
+		os.Exit(0)
+	})
+}

@@ -1,0 +1,428 @@
+//go:build hpaadapter
+
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime/debug"
+	"strings"
+	"testing/synctest"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/kubernetes/pkg/controller/podautoscaler"
+)
+
+// Epoch is the protocol's t = 0, which is also where a synctest bubble's clock starts.
+var Epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// kube-controller-manager's defaults for the --horizontal-pod-autoscaler-* flags.
+const (
+	defaultSyncPeriod              = 15.0
+	defaultTolerance               = 0.1
+	defaultCPUInitializationPeriod = 300.0
+	defaultInitialReadinessDelay   = 30.0
+	defaultDownscaleStabilization  = 300.0
+	defaultScaleUpLimitFactor      = 2.0 // upstream's package variables
+	defaultScaleUpLimitMinimum     = 4.0
+)
+
+// Line is one line read from the harness, or the read error that ended the input.
+type Line struct {
+	Data []byte
+	Err  error
+}
+
+// fatalError ends the session: the adapter reports it on stderr and exits non-zero.
+type fatalError struct{ msg string }
+
+func (e fatalError) Error() string { return e.msg }
+
+func fatalf(format string, args ...interface{}) error {
+	return fatalError{msg: fmt.Sprintf(format, args...)}
+}
+
+// kubernetesVersion is set by build.sh (-ldflags -X) to the k8s.io/kubernetes version in go.mod.
+var kubernetesVersion string
+
+// KubernetesVersion is the k8s.io/kubernetes module version this binary was built against.
+func KubernetesVersion() string {
+	if kubernetesVersion != "" {
+		return kubernetesVersion
+	}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "k8s.io/kubernetes" {
+				if dep.Replace != nil && dep.Replace.Version != "" {
+					return dep.Replace.Version
+				}
+				return dep.Version
+			}
+		}
+	}
+	return "unknown"
+}
+
+// Serve runs one protocol session: it reads messages from lines (fed by a goroutine outside the
+// bubble), writes replies to out, and returns nil after `stop`. It must run inside a synctest
+// bubble whose clock has not advanced yet (the bubble's clock is the protocol's virtual clock).
+func Serve(lines <-chan Line, out io.Writer, logw io.Writer) error {
+	if !time.Now().Equal(Epoch) {
+		return fatalf("internal error: Serve must start in a fresh synctest bubble (clock at %s, not %s)", time.Now().UTC().Format(time.RFC3339Nano), Epoch.Format(time.RFC3339))
+	}
+	next := func() ([]byte, bool, error) {
+		for {
+			l, ok := <-lines
+			if !ok {
+				return nil, false, nil
+			}
+			if l.Err != nil {
+				if errors.Is(l.Err, io.EOF) {
+					return nil, false, nil
+				}
+				return nil, false, fatalf("reading stdin: %v", l.Err)
+			}
+			if len(strings.TrimSpace(string(l.Data))) == 0 {
+				continue
+			}
+			return l.Data, true, nil
+		}
+	}
+	write := func(v interface{}) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fatalf("encoding %T: %v", v, err)
+		}
+		b = append(b, '\n')
+		if _, err := out.Write(b); err != nil {
+			return fatalf("writing stdout: %v", err)
+		}
+		return nil
+	}
+
+	// start → hello
+	data, ok, err := next()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fatalf("stdin closed before `start`")
+	}
+	var env envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return fatalf("first message is not valid JSON: %v", err)
+	}
+	if env.Kind != "start" {
+		return fatalf("expected `start`, got kind %q", env.Kind)
+	}
+	var start startMsg
+	if err := json.Unmarshal(data, &start); err != nil {
+		return fatalf("bad `start` message: %v", err)
+	}
+	if start.Protocol != ProtocolVersion {
+		return fatalf("unsupported protocol version %d (this adapter speaks %d)", start.Protocol, ProtocolVersion)
+	}
+	gates := applyFeatureGates(start.FeatureGates, logw)
+	settings, err := start.Settings.resolve()
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := newHarness(ctx, settings)
+
+	if err := write(helloMsg{
+		Kind:           "hello",
+		Protocol:       ProtocolVersion,
+		Implementation: implementationMsg{Name: ImplementationName, Version: KubernetesVersion()},
+		FeatureGates:   gates,
+		MemorySeeding:  true,
+	}); err != nil {
+		return err
+	}
+
+	seeded := false
+	for {
+		data, ok, err := next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fatalf("stdin closed before `stop`")
+		}
+		var env envelope
+		if err := json.Unmarshal(data, &env); err != nil {
+			return fatalf("message is not valid JSON: %v", err)
+		}
+		switch env.Kind {
+		case "stop":
+			return nil
+		case "tick":
+		default:
+			return fatalf("unknown message kind %q", env.Kind)
+		}
+
+		var tick tickMsg
+		if err := json.Unmarshal(data, &tick); err != nil {
+			return fatalf("bad `tick` message: %v", err)
+		}
+		if tick.HPA == nil {
+			return fatalf("tick %s: no `hpa`", string(tick.T))
+		}
+		at, err := tick.instant()
+		if err != nil {
+			return err
+		}
+		// Advance the bubble's clock to the tick's instant. Every goroutine of the bubble (the
+		// controller's work queue and event broadcaster) runs the timers due on the way.
+		if now := time.Now(); at.Before(now) {
+			return fatalf("tick %s at %s goes back in virtual time (already at %s)", string(tick.T), at.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
+		}
+		time.Sleep(at.Sub(time.Now()))
+		synctest.Wait()
+		if !time.Now().Equal(at) {
+			return fatalf("internal error: virtual clock at %s, wanted %s", time.Now().UTC().Format(time.RFC3339Nano), at.Format(time.RFC3339Nano))
+		}
+
+		hpa := tick.HPA.DeepCopy()
+		if hpa.Namespace == "" {
+			hpa.Namespace = "default"
+		}
+		key := hpa.Namespace + "/" + hpa.Name
+		if err := h.load(&tick, hpa.Namespace); err != nil {
+			return fatalf("tick %s: %v", string(tick.T), err)
+		}
+		h.ctrl.HPAAdapterTrack(hpa.Namespace, hpa.Name)
+		others := []string{}
+		for _, k := range tick.OtherHPAsSelectingPods {
+			if k != key {
+				others = append(others, k)
+			}
+		}
+		h.ctrl.HPAAdapterSetOtherHPAs(h.otherHPAs, others)
+		h.otherHPAs = others
+		if !seeded {
+			seeded = true
+			if start.Memory != nil {
+				h.ctrl.HPAAdapterSeedMemory(key, start.Memory.toController())
+			}
+		}
+
+		if err := reconcile(ctx, h, hpa, key); err != nil {
+			var fe fatalError
+			if errors.As(err, &fe) {
+				return fmt.Errorf("tick %s: %w", string(tick.T), err)
+			}
+			// An error of the reconciliation itself: the real controller logs it and requeues.
+			fmt.Fprintf(logw, "t=%s: reconcile %s: %s\n", string(tick.T), key, oneLine(err.Error()))
+		}
+		synctest.Wait()
+
+		res := resultMsg{Kind: "result", T: tick.T, ScaledTo: h.scaledTo, Events: h.events}
+		if h.status != nil {
+			res.Status = statusJSON(*h.status)
+		} else {
+			res.Status = statusJSON(tick.HPA.Status)
+		}
+		if res.Events == nil {
+			res.Events = []eventMsg{}
+		}
+		if err := write(res); err != nil {
+			return err
+		}
+	}
+}
+
+// reconcile runs one reconciliation, turning a panic of the controller into a fatal error.
+func reconcile(ctx context.Context, h *harness, hpa *autoscalingv2.HorizontalPodAutoscaler, key string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fatalf("upstream controller panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return h.ctrl.HPAAdapterReconcile(ctx, hpa, key)
+}
+
+// instant is the tick's virtual instant: `now` when given, else t = 0 + `t` seconds.
+func (t *tickMsg) instant() (time.Time, error) {
+	if t.Now != "" {
+		at, err := time.Parse(time.RFC3339Nano, t.Now)
+		if err != nil {
+			return time.Time{}, fatalf("tick %s: bad `now` %q: %v", string(t.T), t.Now, err)
+		}
+		return at.UTC(), nil
+	}
+	var secs float64
+	if err := json.Unmarshal(t.T, &secs); err != nil {
+		return time.Time{}, fatalf("tick without `now` and with a bad `t` %q: %v", string(t.T), err)
+	}
+	return Epoch.Add(seconds(secs)), nil
+}
+
+func (s settingsMsg) resolve() (controllerSettings, error) {
+	pick := func(name string, v *float64, def float64) (float64, error) {
+		if v == nil {
+			return def, nil
+		}
+		if math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0 {
+			return 0, fatalf("bad setting %s = %v", name, *v)
+		}
+		return *v, nil
+	}
+	var c controllerSettings
+	var err error
+	if c.resyncPeriod, err = pick("syncPeriodSeconds", s.SyncPeriodSeconds, defaultSyncPeriod); err != nil {
+		return c, err
+	}
+	if c.tolerance, err = pick("tolerance", s.Tolerance, defaultTolerance); err != nil {
+		return c, err
+	}
+	if c.cpuInitializationPeriod, err = pick("cpuInitializationPeriodSeconds", s.CPUInitializationPeriodSeconds, defaultCPUInitializationPeriod); err != nil {
+		return c, err
+	}
+	if c.delayOfInitialReadinessStatus, err = pick("initialReadinessDelaySeconds", s.InitialReadinessDelaySeconds, defaultInitialReadinessDelay); err != nil {
+		return c, err
+	}
+	if c.downscaleStabilisationWindow, err = pick("downscaleStabilizationSeconds", s.DownscaleStabilizationSeconds, defaultDownscaleStabilization); err != nil {
+		return c, err
+	}
+	if c.scaleUpLimitFactor, err = pick("scaleUpLimitFactor", s.ScaleUpLimitFactor, defaultScaleUpLimitFactor); err != nil {
+		return c, err
+	}
+	if c.scaleUpLimitMinimum, err = pick("scaleUpLimitMinimum", s.ScaleUpLimitMinimum, defaultScaleUpLimitMinimum); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func (m *memoryMsg) toController() podautoscaler.HPAAdapterMemory {
+	out := podautoscaler.HPAAdapterMemory{
+		// A non-null memory means the controller has seen the HPA: no recommendations is
+		// "seen, nothing recorded", never "never seen".
+		Recommendations: []podautoscaler.HPAAdapterRecommendation{},
+	}
+	for _, r := range m.Recommendations {
+		out.Recommendations = append(out.Recommendations, podautoscaler.HPAAdapterRecommendation{Replicas: r.Replicas, Time: r.Time})
+	}
+	events := func(in []scaleEventMsg) []podautoscaler.HPAAdapterScaleEvent {
+		if in == nil {
+			return nil
+		}
+		out := make([]podautoscaler.HPAAdapterScaleEvent, 0, len(in))
+		for _, e := range in {
+			out = append(out, podautoscaler.HPAAdapterScaleEvent{Change: e.Change, Time: e.Time, Outdated: e.Outdated})
+		}
+		return out
+	}
+	out.ScaleUpEvents = events(m.ScaleUpEvents)
+	out.ScaleDownEvents = events(m.ScaleDownEvents)
+	return out
+}
+
+// applyFeatureGates sets the requested gates that this Kubernetes knows and returns the values
+// actually in effect for them. Disabling a gate also disables the gates that depend on it unless
+// they were requested too (kube-controller-manager refuses a dependent gate left enabled, e.g.
+// PodLevelResources=false with InPlacePodLevelResourcesVerticalScaling on by default). A request
+// this release refuses (a gate locked to its default) leaves that gate as it is. Gates unknown to
+// this release are left out of the answer, so the harness sees the difference and skips the case.
+func applyFeatureGates(requested map[string]bool, logw io.Writer) map[string]bool {
+	gate := utilfeature.DefaultMutableFeatureGate
+	known := gate.GetAll()
+	deps := gate.Dependencies()
+	var names []string
+	for _, name := range sortedKeys(requested) {
+		if _, ok := known[featuregate.Feature(name)]; ok {
+			names = append(names, name)
+		} else {
+			fmt.Fprintf(logw, "feature gate %s is unknown to Kubernetes %s; left out of hello\n", name, KubernetesVersion())
+		}
+	}
+
+	// withDependents is {name: value}, plus {dependent: false} for every gate that transitively
+	// depends on name when name is disabled, unless the dependent was requested explicitly.
+	withDependents := func(name string, value bool) map[string]bool {
+		m := map[string]bool{name: value}
+		if value {
+			return m
+		}
+		queue := []featuregate.Feature{featuregate.Feature(name)}
+		for len(queue) > 0 {
+			off := queue[0]
+			queue = queue[1:]
+			for dependent, on := range deps {
+				if _, explicit := requested[string(dependent)]; explicit {
+					continue
+				}
+				if _, done := m[string(dependent)]; done {
+					continue
+				}
+				for _, d := range on {
+					if d == off {
+						m[string(dependent)] = false
+						queue = append(queue, dependent)
+						break
+					}
+				}
+			}
+		}
+		return m
+	}
+	current := func(m map[string]bool) map[string]bool {
+		out := map[string]bool{}
+		for k := range m {
+			out[k] = gate.Enabled(featuregate.Feature(k))
+		}
+		return out
+	}
+
+	all := map[string]bool{}
+	for _, name := range names {
+		for k, v := range withDependents(name, requested[name]) {
+			if _, set := all[k]; !set || k == name {
+				all[k] = v
+			}
+		}
+	}
+	before := current(all)
+	if err := gate.SetFromMap(all); err != nil {
+		// SetFromMap remembers refused values and would re-apply them on every later call:
+		// put back the values in effect, then set the gates one at a time.
+		fmt.Fprintf(logw, "feature gates %v refused as a whole (%s); setting them one by one\n", all, oneLine(err.Error()))
+		if err := gate.SetFromMap(before); err != nil {
+			fmt.Fprintf(logw, "restoring feature gates: %s\n", oneLine(err.Error()))
+		}
+		for _, name := range names {
+			m := withDependents(name, requested[name])
+			was := current(m)
+			if err := gate.SetFromMap(m); err != nil {
+				fmt.Fprintf(logw, "feature gate %s=%v refused: %s\n", name, requested[name], oneLine(err.Error()))
+				if err := gate.SetFromMap(was); err != nil {
+					fmt.Fprintf(logw, "restoring feature gates: %s\n", oneLine(err.Error()))
+				}
+			}
+		}
+	}
+	for k, v := range all {
+		if _, explicit := requested[k]; !explicit && gate.Enabled(featuregate.Feature(k)) == v && before[k] != v {
+			fmt.Fprintf(logw, "feature gate %s=%v (depends on a disabled requested gate)\n", k, v)
+		}
+	}
+
+	inEffect := map[string]bool{}
+	for _, name := range names {
+		inEffect[name] = gate.Enabled(featuregate.Feature(name))
+	}
+	return inEffect
+}
+
+func seconds(s float64) time.Duration {
+	return time.Duration(math.Round(s * float64(time.Second)))
+}
