@@ -330,6 +330,10 @@ impl World {
             if let Some(phase) = c.phase {
                 self.pods[i].phase = Some(phase);
             }
+            if let Some(start) = c.started_at {
+                self.pods[i].created = start - self.pending_seconds;
+                self.pods[i].ready = None;
+            }
             if let Some(ready) = c.ready {
                 let (now_ready, since) = self.ready_at(&self.pods[i], t);
                 self.pods[i].ready = Some(if now_ready == ready {
@@ -337,6 +341,10 @@ impl World {
                 } else {
                     (ready, t)
                 });
+            }
+            if let Some(since) = c.ready_since {
+                let (now_ready, _) = self.ready_at(&self.pods[i], t);
+                self.pods[i].ready = Some((now_ready, since));
             }
             if let Some(d) = c.deleted {
                 self.pods[i].deleted = d;

@@ -308,6 +308,9 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
         if !gates.hpa_scale_to_zero {
             remove_condition(&mut conditions, SCALED_TO_ZERO);
         }
+    } else if current == 0 {
+        // Scaling from zero (HPAScaleToZero): metrics decide, not the min/max branches.
+        plan.explanation.path = Path::Computed;
     } else if current > spec.max_replicas {
         plan.explanation.path = Path::AboveMax;
         rescale_reason = "Current number of replicas above Spec.MaxReplicas".into();
@@ -318,6 +321,8 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
         desired = min_replicas;
     } else {
         plan.explanation.path = Path::Computed;
+    }
+    if plan.explanation.path == Path::Computed {
         // Selector.
         let selector_error = match scale.selector.as_deref().filter(|s| !s.is_empty()) {
             None => {

@@ -13,6 +13,7 @@ pub mod calculator;
 pub mod conditions;
 pub mod decide;
 pub mod defaults;
+pub mod gomath;
 pub mod memory;
 pub mod metric;
 pub mod metrics_api;

@@ -6,6 +6,7 @@
 use k8s_openapi::api::autoscaling::v2::{HPAScalingRules, HorizontalPodAutoscalerBehavior};
 
 use crate::defaults::{scale_down_rules, scale_up_rules};
+use crate::gomath::go_i32;
 use crate::memory::{Memory, Recommendation, ScaleEvent};
 use crate::settings::Settings;
 use crate::time::Time;
@@ -112,8 +113,9 @@ pub fn without_behavior(
     } else {
         READY_FOR_NEW_SCALE
     };
-    let scale_up_limit = (settings.scale_up_limit_factor * f64::from(current))
-        .max(settings.scale_up_limit_minimum) as i32;
+    let scale_up_limit = go_i32(
+        (settings.scale_up_limit_factor * f64::from(current)).max(settings.scale_up_limit_minimum),
+    );
     let (max_allowed, max_reason) = if max > scale_up_limit {
         (scale_up_limit, SCALE_UP_LIMIT)
     } else {
@@ -183,10 +185,7 @@ fn scale_up_limit(now: Time, current: i32, memory: &Memory, rules: &Rules) -> i3
         let start = period_start(now, current, *period, memory);
         let proposed = match type_.as_str() {
             "Pods" => start.saturating_add(*value),
-            "Percent" => {
-                let p = (f64::from(start) * (1.0 + f64::from(*value) / 100.0)).ceil();
-                p.clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32
-            }
+            "Percent" => go_i32((f64::from(start) * (1.0 + f64::from(*value) / 100.0)).ceil()),
             _ => continue,
         };
         result = if min_change {
@@ -209,8 +208,7 @@ fn scale_down_limit(now: Time, current: i32, memory: &Memory, rules: &Rules) -> 
         let proposed = match type_.as_str() {
             "Pods" => start.saturating_sub(*value),
             // Truncation toward zero, like Go's int32(float64).
-            "Percent" => (f64::from(start) * (1.0 - f64::from(*value) / 100.0))
-                .clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32,
+            "Percent" => go_i32(f64::from(start) * (1.0 - f64::from(*value) / 100.0)),
             _ => continue,
         };
         result = if min_change {
@@ -313,7 +311,7 @@ pub fn with_behavior(
 }
 
 /// Records a successful rescale for the behavior policies (nothing without `behavior`): events
-/// older than the direction's longest policy period are marked outdated, and the first outdated
+/// older than the direction's longest policy period are marked outdated, and the last outdated
 /// slot is reused, else the event is appended.
 pub fn store_scale_event(
     behavior: Option<&HorizontalPodAutoscalerBehavior>,
@@ -355,7 +353,8 @@ pub fn store_scale_event(
         timestamp: now,
         outdated: false,
     };
-    match events.iter_mut().find(|e| e.outdated) {
+    // The last outdated slot is reused (upstream's loop keeps the last index it saw).
+    match events.iter_mut().rev().find(|e| e.outdated) {
         Some(slot) => *slot = event,
         None => events.push(event),
     }

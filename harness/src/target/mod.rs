@@ -133,6 +133,18 @@ impl Session for CoreSession {
             s.hpa.spec.metrics.as_deref().unwrap_or_default(),
             &s.metrics,
         );
+        // Every HPA whose selector matches these pods, this one included, when others do.
+        let mut selecting: Vec<String> = Vec::new();
+        if !s.other_hpas_selecting_pods.is_empty() {
+            let m = &s.hpa.metadata;
+            selecting.push(format!(
+                "{}/{}",
+                m.namespace.as_deref().unwrap_or("default"),
+                m.name.as_deref().unwrap_or_default()
+            ));
+            selecting.extend(s.other_hpas_selecting_pods.iter().cloned());
+            selecting.sort();
+        }
         let obs = Observation {
             now: s.now,
             hpa: &s.hpa,
@@ -143,7 +155,7 @@ impl Session for CoreSession {
                 .map_err(Clone::clone),
             pods: &pods,
             metrics: &metrics,
-            hpas_selecting_pods: &[],
+            hpas_selecting_pods: &selecting,
         };
         let plan = decide(&obs, &self.settings, &mut self.memory);
         let write = match (&plan.rescale, &s.scale_update_error) {

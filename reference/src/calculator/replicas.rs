@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::grouping::{PodGroups, group_pods};
 use super::requests::pod_requests;
 use super::usage::{Tolerances, metric_usage_ratio, resource_utilization_ratio};
+use crate::gomath::{go_i32, go_i64};
 use crate::time::Time;
 use crate::view::{ConditionStatus, PodMetric, PodPhase, PodView};
 
@@ -89,13 +90,17 @@ pub struct ResourceProposal {
     pub reasoning: Reasoning,
 }
 
+/// Go's `int32(math.Ceil(x))`.
 fn ceil_i32(x: f64) -> i32 {
-    // Go's int32(math.Ceil(x)) for the values the HPA sees; saturate instead of wrapping.
-    let c = x.ceil();
-    if c.is_nan() {
-        i32::MIN
+    go_i32(x.ceil())
+}
+
+/// Upstream caps some proposals at MaxInt32 before converting.
+fn ceil_i32_capped(x: f64) -> i32 {
+    if x > f64::from(i32::MAX) {
+        i32::MAX
     } else {
-        c.clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32
+        ceil_i32(x)
     }
 }
 
@@ -166,13 +171,13 @@ pub fn resource_replicas<'a>(
 ) -> Result<ResourceProposal, String> {
     let groups = group(ctx, samples, Some(resource))?;
     let mut metrics = without(samples, &groups);
-    let requests = pod_requests(ctx.pods, container, resource, ctx.pod_level_resources)
-        .map_err(|e| e.to_string())?;
     if metrics.is_empty() {
         return Err(
             "did not receive metrics for targeted pods (pods might be unready)".to_string(),
         );
     }
+    let requests = pod_requests(ctx.pods, container, resource, ctx.pod_level_resources)
+        .map_err(|e| e.to_string())?;
     let (ratio, utilization, raw_average) =
         resource_utilization_ratio(&metrics, &requests, target_utilization)?;
     let mut reasoning = Reasoning::from_groups(ratio, &groups);
@@ -308,7 +313,7 @@ fn usage_ratio_replicas(
     }
     let ready = ready_pod_count(ctx.pods)?;
     reasoning.ready = ready;
-    Ok((ceil_i32(ratio * ready as f64), reasoning))
+    Ok((ceil_i32_capped(ratio * ready as f64), reasoning))
 }
 
 /// An Object metric with a Value target (`GetObjectMetricReplicas`). The timestamp is dropped, as
@@ -329,9 +334,30 @@ pub fn object_value_replicas(
     })
 }
 
-/// Sum of External series, capped at `i64::MAX` on overflow.
+/// Sum of External series for a Value target: a positive value that would overflow caps the
+/// sum at `i64::MAX` (upstream's check before each addition).
 fn series_sum(values: &[i64]) -> i64 {
-    values.iter().fold(0i64, |acc, v| acc.saturating_add(*v))
+    let mut usage = 0i64;
+    for v in values {
+        if *v > 0 && usage > i64::MAX - v {
+            return i64::MAX;
+        }
+        usage = usage.wrapping_add(*v);
+    }
+    usage
+}
+
+/// Sum of External series for an AverageValue target: a sum that turns negative (upstream's
+/// overflow check after each addition) becomes `i64::MAX`.
+fn series_sum_per_pod(values: &[i64]) -> i64 {
+    let mut usage = 0i64;
+    for v in values {
+        usage = usage.wrapping_add(*v);
+        if usage < 0 {
+            return i64::MAX;
+        }
+    }
+    usage
 }
 
 /// An External metric with a Value target (`GetExternalMetricReplicas`): the series are summed.
@@ -352,29 +378,24 @@ pub fn external_value_replicas(
     })
 }
 
-/// Per-pod targets of Object and External metrics: against `status.replicas`.
-fn per_pod(
-    tolerances: Tolerances,
+/// An Object metric with an AverageValue target (`GetObjectPerPodMetricReplicas`), against
+/// `status.replicas`.
+pub fn object_per_pod_replicas(
+    ctx: &CalcContext<'_>,
     status_replicas: i32,
     target_per_pod: i64,
-    usage: i64,
+    value: i64,
     timestamp: Time,
 ) -> Proposal {
-    let ratio = usage as f64 / (target_per_pod as f64 * f64::from(status_replicas));
-    let replicas = if tolerances.is_within(ratio) {
+    let ratio = value as f64 / (target_per_pod as f64 * f64::from(status_replicas));
+    let replicas = if ctx.tolerances.is_within(ratio) {
         status_replicas
     } else {
-        ceil_i32(usage as f64 / target_per_pod as f64)
-    };
-    let per_pod_usage = (usage as f64 / f64::from(status_replicas)).ceil();
-    let per_pod_usage = if per_pod_usage.is_nan() {
-        i64::MIN
-    } else {
-        per_pod_usage as i64
+        ceil_i32(value as f64 / target_per_pod as f64)
     };
     Proposal {
         replicas,
-        usage: per_pod_usage,
+        usage: go_i64((value as f64 / f64::from(status_replicas)).ceil()),
         timestamp,
         reasoning: Reasoning {
             ratio,
@@ -383,24 +404,8 @@ fn per_pod(
     }
 }
 
-/// An Object metric with an AverageValue target (`GetObjectPerPodMetricReplicas`).
-pub fn object_per_pod_replicas(
-    ctx: &CalcContext<'_>,
-    status_replicas: i32,
-    target_per_pod: i64,
-    value: i64,
-    timestamp: Time,
-) -> Proposal {
-    per_pod(
-        ctx.tolerances,
-        status_replicas,
-        target_per_pod,
-        value,
-        timestamp,
-    )
-}
-
-/// An External metric with an AverageValue target (`GetExternalPerPodMetricReplicas`).
+/// An External metric with an AverageValue target (`GetExternalPerPodMetricReplicas`), against
+/// `status.replicas`.
 pub fn external_per_pod_replicas(
     ctx: &CalcContext<'_>,
     status_replicas: i32,
@@ -408,11 +413,25 @@ pub fn external_per_pod_replicas(
     values: &[i64],
     timestamp: Time,
 ) -> Proposal {
-    per_pod(
-        ctx.tolerances,
-        status_replicas,
-        target_per_pod,
-        series_sum(values),
+    let usage = series_sum_per_pod(values);
+    let ratio = usage as f64 / (target_per_pod as f64 * f64::from(status_replicas));
+    let replicas = if ctx.tolerances.is_within(ratio) {
+        status_replicas
+    } else {
+        ceil_i32_capped(usage as f64 / target_per_pod as f64)
+    };
+    let per_pod = if usage as f64 >= i64::MAX as f64 {
+        i64::MAX
+    } else {
+        go_i64((usage as f64 / f64::from(status_replicas)).ceil())
+    };
+    Proposal {
+        replicas,
+        usage: per_pod,
         timestamp,
-    )
+        reasoning: Reasoning {
+            ratio,
+            ..Reasoning::default()
+        },
+    }
 }
