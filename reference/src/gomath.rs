@@ -4,7 +4,8 @@
 
 /// Go's `int32(x)` on amd64 (truncation toward zero).
 pub fn go_i32(x: f64) -> i32 {
-    if x.is_nan() || x >= 2_147_483_648.0 || x <= -2_147_483_649.0 {
+    // Truncation keeps (-2^31 - 1, 2^31) in range; NaN is outside every range.
+    if !(-2_147_483_648.999_999_8..2_147_483_648.0).contains(&x) {
         i32::MIN
     } else {
         x as i32
@@ -13,7 +14,8 @@ pub fn go_i32(x: f64) -> i32 {
 
 /// Go's `int64(x)` on amd64 (truncation toward zero).
 pub fn go_i64(x: f64) -> i64 {
-    if x.is_nan() || x >= 9_223_372_036_854_775_808.0 || x < -9_223_372_036_854_775_808.0 {
+    // NaN is outside every range.
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
         i64::MIN
     } else {
         x as i64
