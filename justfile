@@ -40,3 +40,15 @@ bench:
 # Build the upstream HPA adapter (Go; k8s.io/kubernetes pinned in adapters/upstream/go.mod).
 upstream:
     adapters/upstream/build.sh
+
+# The adapter's own Go tests (they build it first).
+upstream-test:
+    cd adapters/upstream && (command -v go >/dev/null && go test ./... || /usr/local/go/bin/go test ./...)
+
+# The whole corpus on upstream's own controller code: every case must pass there too.
+upstream-corpus: upstream
+    cargo run -q --release -p hpa-harness -- run cases --target exec:adapters/upstream/bin/hpa-upstream-adapter
+
+# Differential fuzzing, reference core vs upstream (CI runs a fixed-seed batch of 2000).
+fuzz-upstream COUNT="2000" SEED="1": upstream
+    cargo run -q --release -p hpa-harness -- fuzz --b exec:adapters/upstream/bin/hpa-upstream-adapter --count {{COUNT}} --seed {{SEED}}

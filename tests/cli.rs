@@ -333,3 +333,34 @@ fn the_corpus_lints_clean_against_the_shared_sources() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+#[test]
+fn coverage_lists_every_upstream_fact_and_only_existing_cases() {
+    let facts =
+        std::fs::read_to_string(root().join("../shared/reference/upstream-test-facts.yaml"))
+            .expect("shared facts file");
+    let coverage = std::fs::read_to_string(root().join("cases/COVERAGE.md")).expect("COVERAGE.md");
+    let missing: Vec<&str> = facts
+        .lines()
+        .filter_map(|l| l.strip_prefix("- id:"))
+        .map(|id| id.trim().trim_matches(|c| c == '\'' || c == '"'))
+        .filter(|id| !coverage.contains(id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "facts without a row in COVERAGE.md: {missing:?}"
+    );
+    for word in coverage.split(|c: char| c.is_whitespace() || "`|(),;".contains(c)) {
+        let w = word.trim_matches(|c: char| c == '*' || c == '.' || c == ':');
+        if w.ends_with(".yaml")
+            && w.contains('/')
+            && !w.contains("reference/")
+            && !w.starts_with("cases/")
+        {
+            assert!(
+                root().join("cases").join(w).exists(),
+                "COVERAGE.md names a missing case: {w}"
+            );
+        }
+    }
+}
