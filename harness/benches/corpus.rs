@@ -6,9 +6,15 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use hpa_harness::cli::load_all;
-use hpa_harness::runner::{RunOptions, run_case};
-use hpa_harness::target::CoreTarget;
+use hpa_harness::case::load_case_text;
+use hpa_harness::cli::{load_all, make_target};
+use hpa_harness::fuzz::fuzz;
+use hpa_harness::protocol::{
+    PROTOCOL_VERSION, ProtocolMemory, ProtocolSettings, Start, Tick, ToImplementation,
+};
+use hpa_harness::runner::{RunOptions, resolve_settings, run_case};
+use hpa_harness::target::{CoreSession, CoreTarget, GateSupport, Session, seeded_memory};
+use hpa_harness::world::World;
 use hpa_reference::{
     ConditionStatus, ContainerRequests, Memory, MetricValues, Observation, PodMetric, PodPhase,
     PodView, ReadyCondition, Recommendation, ScaleEvent, ScaleView, Settings, Time, decide,
@@ -173,8 +179,145 @@ fn bench_decision() {
     );
 }
 
+/// The decision benchmark's scenario as a case: 100 pods, 3 metrics, behavior on.
+const SCENARIO: &str = r#"
+name: bench-100-pods-3-metrics
+title: "Benchmark scenario"
+source: {upstream: HT/TestScaleUp}
+memory:
+  recommendations: [{replicas: 100, at: -15}, {replicas: 104, at: -30}, {replicas: 98, at: -60}]
+  scaleUpEvents: [{change: 4, at: -20}, {change: 2, at: -40}]
+  scaleDownEvents: [{change: 1, at: -50}]
+hpa:
+  apiVersion: autoscaling/v2
+  kind: HorizontalPodAutoscaler
+  metadata: {name: web, namespace: default}
+  spec:
+    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+    minReplicas: 1
+    maxReplicas: 500
+    metrics:
+      - {type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}
+      - {type: Resource, resource: {name: memory, target: {type: AverageValue, averageValue: 512Mi}}}
+      - {type: Pods, pods: {metric: {name: qps}, target: {type: AverageValue, averageValue: "100"}}}
+    behavior:
+      scaleUp:
+        stabilizationWindowSeconds: 60
+        policies: [{type: Pods, value: 4, periodSeconds: 60}, {type: Percent, value: 100, periodSeconds: 60}]
+      scaleDown:
+        stabilizationWindowSeconds: 300
+        policies: [{type: Pods, value: 4, periodSeconds: 60}, {type: Percent, value: 10, periodSeconds: 60}]
+workload:
+  replicas: 100
+  pod: {containers: [{name: app, requests: {cpu: 500m, memory: 512Mi}}]}
+timeline:
+  - at: 0
+    loads:
+      - {metric: cpu, perPod: 300m}
+      - {metric: memory, perPod: 400Mi}
+      - {metric: qps, perPod: "120"}
+expect: {}
+"#;
+
+/// The reference core and upstream's controller (through its adapter's timing mode) on the same
+/// tick: objects and metrics API answers in, decision out.
+fn bench_core_vs_upstream() {
+    let case = load_case_text(std::path::Path::new("<bench>"), SCENARIO).expect("scenario");
+    let settings = resolve_settings(&case, GateSupport::PerCase, &RunOptions::default()).expect("settings");
+    let mut world = World::new(&case);
+    for e in &case.file.timeline {
+        world.apply(e, 0);
+    }
+    let snapshot = world.snapshot(0);
+    let fresh = CoreSession::new(settings.clone(), seeded_memory(&case));
+    let iterations = 5_000;
+    let mut times = Vec::with_capacity(iterations);
+    for _ in 0..iterations {
+        let mut session = fresh.clone();
+        let start = Instant::now();
+        let outcome = session.tick(&snapshot).expect("core tick");
+        times.push(start.elapsed());
+        std::hint::black_box(outcome);
+    }
+    let core_ns = times.iter().map(Duration::as_nanos).sum::<u128>() as f64 / iterations as f64;
+    println!(
+        "core vs upstream, one reconcile of 100 pods x 3 metrics (objects in, decision out): core mean {:.1} µs (median {:.1} µs)",
+        core_ns / 1e3,
+        median(times).as_secs_f64() * 1e6
+    );
+    let adapter = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../adapters/upstream/bin/hpa-upstream-adapter");
+    if !adapter.exists() {
+        println!("  upstream: adapter not built (run `just upstream`), no comparison");
+        return;
+    }
+    let start = ToImplementation::Start(Start {
+        protocol: PROTOCOL_VERSION,
+        case: case.name().to_string(),
+        feature_gates: settings.gates.iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        settings: ProtocolSettings::from_settings(&settings),
+        memory: ProtocolMemory::from_memory(&seeded_memory(&case)),
+    });
+    let tick = ToImplementation::Tick(Box::new(Tick::from_snapshot(&snapshot)));
+    let mut input = serde_json::to_string(&start).expect("json");
+    input.push('\n');
+    input.push_str(&serde_json::to_string(&tick).expect("json"));
+    input.push('\n');
+    let upstream_iterations = 2_000;
+    let mut child = std::process::Command::new(&adapter)
+        .arg(format!("--bench-reconcile={upstream_iterations}"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the adapter");
+    use std::io::Write;
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write");
+    let out = child.wait_with_output().expect("adapter output");
+    let reply: serde_json::Value = match serde_json::from_slice(&out.stdout) {
+        Ok(v) => v,
+        Err(e) => {
+            println!("  upstream: no timing ({e}); exit {}", out.status);
+            return;
+        }
+    };
+    let up_ns = reply["nsPerOp"].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "  upstream {} {}: mean {:.1} µs over {upstream_iterations} reconciles (includes its fake clients' calls); upstream / core = {:.1}x",
+        reply["implementation"].as_str().unwrap_or("?"),
+        reply["version"].as_str().unwrap_or("?"),
+        up_ns / 1e3,
+        up_ns / core_ns
+    );
+}
+
+/// Differential fuzzing throughput: scenarios per second, core vs core (and vs upstream when the
+/// adapter is built).
+fn bench_fuzz() {
+    let dir = std::env::temp_dir().join(format!("hpa-bench-fuzz-{}", std::process::id()));
+    let report = fuzz(&CoreTarget, &CoreTarget, 1, 300, &dir, true).expect("fuzz");
+    println!(
+        "fuzz: core vs core {} scenarios: {:.0} scenarios/s",
+        report.scenarios,
+        report.scenarios as f64 / report.elapsed.as_secs_f64()
+    );
+    let adapter = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../adapters/upstream/bin/hpa-upstream-adapter");
+    if adapter.exists() {
+        let upstream = make_target(&format!("exec:{}", adapter.display()), Duration::from_secs(60)).expect("target");
+        let report = fuzz(&CoreTarget, upstream.as_ref(), 1, 100, &dir, true).expect("fuzz");
+        println!(
+            "fuzz: core vs upstream {} scenarios: {:.1} scenarios/s ({} differences)",
+            report.scenarios,
+            report.scenarios as f64 / report.elapsed.as_secs_f64(),
+            report.differences.len()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn main() {
     // `cargo bench` passes --bench; `cargo test --benches` would run this too, so keep it quick.
     bench_corpus();
     bench_decision();
+    bench_core_vs_upstream();
+    bench_fuzz();
 }

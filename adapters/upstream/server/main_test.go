@@ -33,11 +33,19 @@ func TestMain(m *testing.M) {
 	if !serveMode {
 		os.Exit(m.Run())
 	}
+	benchN := 0
 	for _, a := range os.Args[1:] {
+		if v, ok := strings.CutPrefix(a, "--bench-reconcile="); ok {
+			if _, err := fmt.Sscanf(v, "%d", &benchN); err != nil || benchN <= 0 {
+				fmt.Fprintf(os.Stderr, "hpa-upstream-adapter: --bench-reconcile wants a positive count, not %q\n", v)
+				os.Exit(2)
+			}
+			continue
+		}
 		switch a {
 		case "--step-protocol", "-step-protocol":
 		case "-h", "-help", "--help":
-			fmt.Fprintln(os.Stderr, "usage: hpa-upstream-adapter [--step-protocol]\n\nSpeaks hpa-conformance's step protocol (harness/PROTOCOL.md) on stdin/stdout,\ndriving upstream Kubernetes' HPA controller", KubernetesVersion())
+			fmt.Fprintln(os.Stderr, "usage: hpa-upstream-adapter [--step-protocol | --bench-reconcile=N]\n\nSpeaks hpa-conformance's step protocol (harness/PROTOCOL.md) on stdin/stdout,\ndriving upstream Kubernetes' HPA controller", KubernetesVersion())
 			os.Exit(0)
 		default:
 			fmt.Fprintf(os.Stderr, "hpa-upstream-adapter: ignoring unknown argument %q\n", a)
@@ -54,6 +62,14 @@ func TestMain(m *testing.M) {
 	}
 	syscall.CloseOnExec(fd)
 	protocolOut = os.NewFile(uintptr(fd), "protocol-stdout")
+	if benchN > 0 {
+		// Timing mode (`just bench`): real time, no bubble, no *testing.T needed.
+		if err := BenchReconcile(os.Stdin, protocolOut, os.Stderr, benchN); err != nil {
+			fmt.Fprintf(os.Stderr, "hpa-upstream-adapter: %v\n", err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	os.Args = []string{os.Args[0], "-test.run=^TestServeStepProtocol$", "-test.count=1", "-test.v=false", "-test.timeout=0"}
 	m.Run()
 	// Only reached when the test did not exit by itself (it always does).
