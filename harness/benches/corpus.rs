@@ -223,7 +223,8 @@ expect: {}
 /// tick: objects and metrics API answers in, decision out.
 fn bench_core_vs_upstream() {
     let case = load_case_text(std::path::Path::new("<bench>"), SCENARIO).expect("scenario");
-    let settings = resolve_settings(&case, GateSupport::PerCase, &RunOptions::default()).expect("settings");
+    let settings =
+        resolve_settings(&case, GateSupport::PerCase, &RunOptions::default()).expect("settings");
     let mut world = World::new(&case);
     for e in &case.file.timeline {
         world.apply(e, 0);
@@ -245,7 +246,8 @@ fn bench_core_vs_upstream() {
         core_ns / 1e3,
         median(times).as_secs_f64() * 1e6
     );
-    let adapter = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../adapters/upstream/bin/hpa-upstream-adapter");
+    let adapter = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../adapters/upstream/bin/hpa-upstream-adapter");
     if !adapter.exists() {
         println!("  upstream: adapter not built (run `just upstream`), no comparison");
         return;
@@ -253,7 +255,11 @@ fn bench_core_vs_upstream() {
     let start = ToImplementation::Start(Start {
         protocol: PROTOCOL_VERSION,
         case: case.name().to_string(),
-        feature_gates: settings.gates.iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        feature_gates: settings
+            .gates
+            .iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
         settings: ProtocolSettings::from_settings(&settings),
         memory: ProtocolMemory::from_memory(&seeded_memory(&case)),
     });
@@ -271,7 +277,12 @@ fn bench_core_vs_upstream() {
         .spawn()
         .expect("start the adapter");
     use std::io::Write;
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write");
     let out = child.wait_with_output().expect("adapter output");
     let reply: serde_json::Value = match serde_json::from_slice(&out.stdout) {
         Ok(v) => v,
@@ -300,9 +311,14 @@ fn bench_fuzz() {
         report.scenarios,
         report.scenarios as f64 / report.elapsed.as_secs_f64()
     );
-    let adapter = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../adapters/upstream/bin/hpa-upstream-adapter");
+    let adapter = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../adapters/upstream/bin/hpa-upstream-adapter");
     if adapter.exists() {
-        let upstream = make_target(&format!("exec:{}", adapter.display()), Duration::from_secs(60)).expect("target");
+        let upstream = make_target(
+            &format!("exec:{}", adapter.display()),
+            Duration::from_secs(60),
+        )
+        .expect("target");
         let report = fuzz(&CoreTarget, upstream.as_ref(), 1, 100, &dir, true).expect("fuzz");
         println!(
             "fuzz: core vs upstream {} scenarios: {:.1} scenarios/s ({} differences)",
