@@ -41,7 +41,8 @@ pub enum Command {
     Run {
         /// Case files or folders.
         paths: Vec<PathBuf>,
-        /// The implementation under test: `core` (the in-process reference core) or
+        /// The implementation under test: `core` (the in-process reference core),
+        /// `reference-api` (the reference controller over a fake Kubernetes API) or
         /// `exec:<command>` (a process speaking the step protocol, see harness/PROTOCOL.md).
         #[arg(long, default_value = "core")]
         target: String,
@@ -124,15 +125,16 @@ pub fn schema_json() -> String {
     s
 }
 
-/// Builds a target from its command-line name: `core`, or `exec:<command>`.
+/// Builds a target from its command-line name: `core`, `reference-api` or `exec:<command>`.
 pub fn make_target(name: &str, step_timeout: Duration) -> Result<Box<dyn Target>, String> {
     if let Some(command) = name.strip_prefix("exec:") {
         return Ok(Box::new(ExecTarget::new(command, step_timeout)?));
     }
     match name {
         "core" => Ok(Box::new(CoreTarget)),
+        "reference-api" => Ok(Box::new(crate::target::api::ApiTarget)),
         other => Err(format!(
-            "unknown target {other:?} (available: core, exec:<command>)"
+            "unknown target {other:?} (available: core, reference-api, exec:<command>)"
         )),
     }
 }

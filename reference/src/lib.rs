@@ -11,6 +11,8 @@
 
 pub mod calculator;
 pub mod conditions;
+#[cfg(feature = "controller")]
+pub mod controller;
 pub mod decide;
 pub mod defaults;
 pub mod gomath;

@@ -3,8 +3,10 @@
 //! never reaches into a target.
 //!
 //! [`CoreTarget`] is the in-process reference core (virtual time, no IO); [`exec::ExecTarget`]
-//! runs any implementation that speaks the step protocol (`harness/PROTOCOL.md`).
+//! runs any implementation that speaks the step protocol (`harness/PROTOCOL.md`);
+//! [`api::ApiTarget`] runs the reference controller over a fake Kubernetes API.
 
+pub mod api;
 pub mod exec;
 
 use hpa_reference::metrics_api::readings;

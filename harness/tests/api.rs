@@ -1,0 +1,490 @@
+//! The reference controller over HTTP (`reference-api`): every corpus case gives exactly the
+//! in-process core's trace; API faults end in upstream's conditions and events, never a panic or
+//! a scale-down on missing data, and the next sync recovers; leader election lets one instance lead.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hpa_harness::case::{Case, load_case};
+use hpa_harness::cli::load_all;
+use hpa_harness::runner::{RunOptions, resolve_settings, run_case};
+use hpa_harness::target::api::{ApiHarness, ApiTarget, Fault, Writes};
+use hpa_harness::target::{CoreTarget, GateSupport, TickOutcome};
+use hpa_harness::world::{Snapshot, World, instant};
+use hpa_reference::controller::ManualClock;
+use hpa_reference::controller::leader::Elector;
+use serde_json::{Value, json};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+#[test]
+fn every_case_gives_the_same_trace_over_the_api_as_in_process() {
+    let (cases, bad) = load_all(&[root().join("cases")]);
+    assert!(bad.is_empty(), "{bad:?}");
+    let opts = RunOptions::default();
+    for case in &cases {
+        let core = run_case(case, &CoreTarget, &opts);
+        let api = run_case(case, &ApiTarget, &opts);
+        assert_eq!(api.outcome, core.outcome, "{}", case.name());
+        assert_eq!(api.trace, core.trace, "{}: traces differ", case.name());
+    }
+}
+
+struct Fixture {
+    case: Case,
+    world: World,
+    api: ApiHarness,
+}
+
+fn fixture(file: &str, read_timeout: Duration) -> Fixture {
+    let case = load_case(&root().join("tests/fixtures/api").join(file)).expect("fixture case");
+    let settings =
+        resolve_settings(&case, GateSupport::PerCase, &RunOptions::default()).expect("settings");
+    let mut world = World::new(&case);
+    for e in &case.file.timeline {
+        world.apply(e, 0);
+    }
+    let api = ApiHarness::start(settings, read_timeout).expect("fake API");
+    if case.file.memory.is_some() {
+        let key = "default/web".to_string();
+        api.ctx
+            .memory
+            .lock()
+            .expect("memory")
+            .insert(key, hpa_harness::target::seeded_memory(&case));
+    }
+    Fixture { case, world, api }
+}
+
+impl Fixture {
+    fn fault(&self, method: &str, path: &str, status: u16, message: &str, times: usize) {
+        self.api.state.lock().expect("state").faults.push(Fault {
+            method: method.into(),
+            path: path.into(),
+            status,
+            body: None,
+            message: message.into(),
+            delay: None,
+            times,
+        });
+    }
+
+    fn push(&self, f: Fault) {
+        self.api.state.lock().expect("state").faults.push(f);
+    }
+
+    fn tick(&mut self, t: i64) -> (TickOutcome, Writes) {
+        let snapshot: Snapshot = self.world.snapshot(t);
+        let (outcome, writes) = self.api.tick(&snapshot).expect("reconcile");
+        self.world
+            .apply_outcome(outcome.scaled_to, outcome.status.clone(), t);
+        (outcome, writes)
+    }
+}
+
+fn reasons(o: &TickOutcome) -> Vec<String> {
+    o.events
+        .iter()
+        .map(|e| format!("{} {}", e.type_.as_str(), e.reason))
+        .collect()
+}
+
+fn condition(o: &TickOutcome, type_: &str) -> String {
+    o.status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == type_)
+        .map(|c| format!("{}/{}", c.status, c.reason.as_deref().unwrap_or("")))
+        .unwrap_or_default()
+}
+
+#[test]
+fn metrics_api_errors_never_scale_down_and_the_next_sync_recovers() {
+    for status in [500, 503] {
+        let mut f = fixture("scale-down.yaml", Duration::from_secs(10));
+        f.fault(
+            "GET",
+            "/apis/metrics.k8s.io",
+            status,
+            "the server is currently unable to handle the request",
+            1,
+        );
+        let (o, w) = f.tick(0);
+        assert!(w.scale.is_empty(), "no scale write on missing data");
+        assert_eq!(
+            reasons(&o),
+            [
+                "Warning FailedGetResourceMetric",
+                "Warning FailedComputeMetricsReplicas"
+            ]
+        );
+        assert_eq!(
+            condition(&o, "ScalingActive"),
+            "False/FailedGetResourceMetric"
+        );
+        assert!(o.events[0].message.contains("unable to fetch metrics from resource metrics API: the server is currently unable to handle the request"));
+        let (o, w) = f.tick(15);
+        assert_eq!(w.scale, [2], "recovered at the next sync");
+        assert_eq!(condition(&o, "ScalingActive"), "True/ValidMetricFound");
+    }
+}
+
+#[test]
+fn a_metrics_api_timeout_is_a_metric_error_not_a_hang_or_a_panic() {
+    let mut f = fixture("scale-down.yaml", Duration::from_secs(1));
+    f.push(Fault {
+        method: "GET".into(),
+        path: "/apis/metrics.k8s.io".into(),
+        status: 200,
+        body: Some("{\"items\": []}".into()),
+        message: String::new(),
+        delay: Some(Duration::from_secs(3)),
+        times: 1,
+    });
+    let (o, w) = f.tick(0);
+    assert!(w.scale.is_empty());
+    assert_eq!(
+        condition(&o, "ScalingActive"),
+        "False/FailedGetResourceMetric"
+    );
+}
+
+#[test]
+fn malformed_json_and_empty_lists_from_the_metrics_api_are_metric_errors() {
+    let mut f = fixture("scale-down.yaml", Duration::from_secs(10));
+    f.push(Fault {
+        method: "GET".into(),
+        path: "/apis/metrics.k8s.io".into(),
+        status: 200,
+        body: Some("{not json".into()),
+        message: String::new(),
+        delay: None,
+        times: 1,
+    });
+    let (o, w) = f.tick(0);
+    assert!(w.scale.is_empty());
+    assert_eq!(
+        condition(&o, "ScalingActive"),
+        "False/FailedGetResourceMetric"
+    );
+
+    f.push(Fault {
+        method: "GET".into(),
+        path: "/apis/metrics.k8s.io".into(),
+        status: 200,
+        body: Some("{\"kind\": \"PodMetricsList\", \"items\": []}".into()),
+        message: String::new(),
+        delay: None,
+        times: 1,
+    });
+    let (o, w) = f.tick(15);
+    assert!(w.scale.is_empty());
+    assert!(
+        o.events[0]
+            .message
+            .ends_with("no metrics returned from resource metrics API"),
+        "{:?}",
+        o.events
+    );
+}
+
+#[test]
+fn the_status_is_written_only_when_it_changed() {
+    let mut f = fixture("scale-down.yaml", Duration::from_secs(10));
+    let mut t = 0;
+    // 4 → 2 → 1, then steady at minReplicas 1.
+    while f.world.replicas() != 1 && t < 600 {
+        f.tick(t);
+        t += 15;
+    }
+    let (_, w) = f.tick(t);
+    assert!(
+        w.requests
+            .iter()
+            .any(|r| r.starts_with("PUT") && r.ends_with("/status")),
+        "the first steady tick records the new metrics: {:?}",
+        w.requests
+    );
+    let (o, w) = f.tick(t + 15);
+    assert!(
+        !w.requests.iter().any(|r| r.ends_with("/status")),
+        "nothing changed, nothing written: {:?}",
+        w.requests
+    );
+    assert!(o.events.is_empty());
+}
+
+#[test]
+fn a_scale_update_conflict_is_retried_with_a_fresh_read() {
+    let mut f = fixture("scale-down.yaml", Duration::from_secs(10));
+    f.fault(
+        "PUT",
+        "/scale",
+        409,
+        "Operation cannot be fulfilled on deployments.apps \"web\": the object has been modified",
+        1,
+    );
+    let (o, w) = f.tick(0);
+    assert_eq!(w.scale, [2]);
+    let puts = w
+        .requests
+        .iter()
+        .filter(|r| r.starts_with("PUT") && r.ends_with("/scale"))
+        .count();
+    let gets = w
+        .requests
+        .iter()
+        .filter(|r| r.starts_with("GET") && r.ends_with("/scale"))
+        .count();
+    assert_eq!((puts, gets), (2, 2), "{:?}", w.requests);
+    assert_eq!(reasons(&o), ["Normal SuccessfulRescale"]);
+}
+
+#[test]
+fn a_failed_scale_update_reports_failed_rescale_and_keeps_the_desired_count() {
+    let mut f = fixture("scale-down.yaml", Duration::from_secs(10));
+    f.fault("PUT", "/scale", 500, "etcdserver: request timed out", 0);
+    let (o, w) = f.tick(0);
+    assert!(w.scale.is_empty());
+    assert_eq!(reasons(&o), ["Warning FailedRescale"]);
+    assert_eq!(condition(&o, "AbleToScale"), "False/FailedUpdateScale");
+    assert_eq!(
+        o.status.desired_replicas, 0,
+        "the previous desired count stays"
+    );
+}
+
+#[test]
+fn a_failed_status_write_records_failed_update_status() {
+    let mut f = fixture("scale-down.yaml", Duration::from_secs(10));
+    f.fault("PUT", "/status", 500, "etcdserver: leader changed", 1);
+    let (o, w) = f.tick(0);
+    assert_eq!(w.scale, [2], "the scale write happened");
+    assert_eq!(
+        reasons(&o),
+        ["Normal SuccessfulRescale", "Warning FailedUpdateStatus"]
+    );
+    assert_eq!(o.events[1].message, "etcdserver: leader changed");
+}
+
+#[test]
+fn throttling_from_the_api_server_fails_the_reconcile_without_a_panic_and_it_recovers() {
+    let mut f = fixture("scale-down.yaml", Duration::from_secs(10));
+    f.fault(
+        "GET",
+        "/api/v1/namespaces/default/pods",
+        429,
+        "Too many requests, please try again later.",
+        1,
+    );
+    let snapshot = f.world.snapshot(0);
+    let err = f.api.tick(&snapshot).expect_err("the reconcile fails");
+    assert!(err.contains("Too many requests"), "{err}");
+    let (_, w) = f.tick(15);
+    assert_eq!(w.scale, [2]);
+}
+
+#[test]
+fn an_unresolvable_scale_target_is_failed_get_scale() {
+    let mut f = fixture("scale-down.yaml", Duration::from_secs(10));
+    f.fault(
+        "GET",
+        "/apis/apps/v1",
+        404,
+        "the server could not find the requested resource",
+        0,
+    );
+    let (o, w) = f.tick(0);
+    assert!(w.scale.is_empty());
+    assert_eq!(reasons(&o), ["Warning FailedGetScale"]);
+    assert_eq!(condition(&o, "AbleToScale"), "False/FailedGetScale");
+    assert!(
+        o.events[0]
+            .message
+            .starts_with("unable to determine resource for scale target reference"),
+        "{:?}",
+        o.events
+    );
+}
+
+#[test]
+fn a_target_without_a_selector_and_an_unknown_metric_type_get_upstreams_conditions() {
+    let f = fixture("scale-down.yaml", Duration::from_secs(10));
+    // No selector on the scale.
+    let mut snapshot = f.world.snapshot(0);
+    if let Ok(scale) = snapshot.scale.as_mut()
+        && let Some(status) = scale.status.as_mut()
+    {
+        status.selector = None;
+    }
+    let (o, w) = f.api.tick(&snapshot).expect("reconcile");
+    assert!(w.scale.is_empty());
+    assert_eq!(
+        reasons(&o),
+        [
+            "Warning SelectorRequired",
+            "Warning FailedComputeMetricsReplicas"
+        ]
+    );
+    assert_eq!(condition(&o, "ScalingActive"), "False/InvalidSelector");
+
+    // A metric type the controller does not know (the API server would have rejected it; a
+    // controller must still not panic on it).
+    let mut snapshot = f.world.snapshot(15);
+    let metrics = snapshot.hpa.spec.metrics.as_mut().expect("metrics");
+    metrics[0].type_ = "Frobnicate".into();
+    let (o, w) = f.api.tick(&snapshot).expect("reconcile");
+    assert!(w.scale.is_empty());
+    assert_eq!(
+        condition(&o, "ScalingActive"),
+        "False/InvalidMetricSourceType"
+    );
+    assert_eq!(
+        reasons(&o),
+        [
+            "Warning InvalidMetricSourceType",
+            "Warning FailedComputeMetricsReplicas"
+        ]
+    );
+}
+
+#[test]
+fn other_hpas_keep_being_reconciled_after_one_fails() {
+    let mut bad = fixture("scale-down.yaml", Duration::from_secs(10));
+    bad.fault(
+        "GET",
+        "/scale",
+        500,
+        "the server is currently unable to handle the request",
+        0,
+    );
+    let (o, _) = bad.tick(0);
+    assert_eq!(reasons(&o), ["Warning FailedGetScale"]);
+    // The same controller context reconciles another HPA (another namespace's world) fine.
+    let case = load_case(&root().join("tests/fixtures/api/scale-up.yaml")).expect("case");
+    let mut world = World::new(&case);
+    for e in &case.file.timeline {
+        world.apply(e, 0);
+    }
+    bad.api.state.lock().expect("state").faults.clear();
+    let (o, w) = bad.api.tick(&world.snapshot(15)).expect("reconcile");
+    assert_eq!(w.scale, [4]);
+    assert_eq!(reasons(&o), ["Normal SuccessfulRescale"]);
+    let _ = &bad.case;
+}
+
+/// A Lease store with resourceVersion checks (the API server's optimistic concurrency).
+#[derive(Clone, Default)]
+struct LeaseStore(Arc<Mutex<(Option<Value>, u64)>>);
+
+impl Respond for LeaseStore {
+    fn respond(&self, req: &Request) -> ResponseTemplate {
+        let mut s = self.0.lock().expect("lease store");
+        let conflict = || {
+            ResponseTemplate::new(409).set_body_json(
+                json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                "message": "the object has been modified", "reason": "Conflict", "code": 409}),
+            )
+        };
+        match req.method.as_str() {
+            "GET" => match &s.0 {
+                Some(l) => ResponseTemplate::new(200).set_body_json(l.clone()),
+                None => ResponseTemplate::new(404).set_body_json(json!({"kind": "Status", "apiVersion": "v1",
+                    "status": "Failure", "message": "leases.coordination.k8s.io \"hpa-reference\" not found",
+                    "reason": "NotFound", "code": 404})),
+            },
+            "POST" | "PUT" => {
+                let mut l: Value = serde_json::from_slice(&req.body).expect("lease body");
+                let stored_rv = s.0.as_ref().map(|x| x["metadata"]["resourceVersion"].clone());
+                if req.method.as_str() == "POST" && s.0.is_some() {
+                    return conflict();
+                }
+                if req.method.as_str() == "PUT" && stored_rv != Some(l["metadata"]["resourceVersion"].clone()) {
+                    return conflict();
+                }
+                s.1 += 1;
+                l["metadata"]["resourceVersion"] = json!(s.1.to_string());
+                l["apiVersion"] = json!("coordination.k8s.io/v1");
+                l["kind"] = json!("Lease");
+                s.0 = Some(l.clone());
+                ResponseTemplate::new(if req.method.as_str() == "POST" { 201 } else { 200 }).set_body_json(l)
+            }
+            _ => ResponseTemplate::new(405),
+        }
+    }
+}
+
+#[test]
+fn leader_election_lets_one_instance_lead_until_its_lease_expires() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let server = MockServer::start().await;
+        let store = LeaseStore::default();
+        Mock::given(wiremock::matchers::path_regex(
+            "^/apis/coordination.k8s.io/v1/namespaces/kube-system/leases.*",
+        ))
+        .respond_with(store.clone())
+        .mount(&server)
+        .await;
+        let mut config = kube::Config::new(server.uri().parse().expect("uri"));
+        config.default_retry = false;
+        let client = kube::Client::try_from(config).expect("client");
+        let clock = Arc::new(ManualClock::new(instant(0)));
+        let a = Elector::new(
+            client.clone(),
+            "kube-system",
+            "hpa-reference",
+            "a",
+            Duration::from_secs(15),
+            clock.clone(),
+        );
+        let b = Elector::new(
+            client,
+            "kube-system",
+            "hpa-reference",
+            "b",
+            Duration::from_secs(15),
+            clock.clone(),
+        );
+        assert_eq!(
+            a.try_acquire_or_renew().await,
+            Ok(true),
+            "a takes the free lease"
+        );
+        assert_eq!(
+            b.try_acquire_or_renew().await,
+            Ok(false),
+            "b waits while a holds it"
+        );
+        clock.set(instant(10));
+        assert_eq!(a.try_acquire_or_renew().await, Ok(true), "a renews");
+        clock.set(instant(20));
+        assert_eq!(
+            b.try_acquire_or_renew().await,
+            Ok(false),
+            "renewed 10 s ago: still a's"
+        );
+        clock.set(instant(26));
+        assert_eq!(
+            b.try_acquire_or_renew().await,
+            Ok(true),
+            "a has not renewed for 16 s: b takes over"
+        );
+        assert_eq!(
+            a.try_acquire_or_renew().await,
+            Ok(false),
+            "a no longer leads"
+        );
+        let lease = store.0.lock().expect("store").0.clone().expect("lease");
+        assert_eq!(lease["spec"]["holderIdentity"], "b");
+        assert_eq!(lease["spec"]["leaseTransitions"], 1);
+    });
+}

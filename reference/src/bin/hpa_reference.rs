@@ -1,0 +1,11 @@
+//! `hpa-reference`: the reference HPA controller. Thin main: flags, logging, the client, then the
+//! library's controller (leader election, the watch, `/healthz`, `/readyz`, `/metrics`).
+
+use clap::Parser;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let flags = hpa_reference::controller::flags::Flags::parse();
+    hpa_reference::controller::run::init_logging(flags.log_json);
+    hpa_reference::controller::run::run(flags).await
+}

@@ -1,0 +1,269 @@
+//! The reference HPA controller: kube-rs around the pure core. It gathers what the core needs from
+//! the Kubernetes API and the three metrics APIs, calls [`crate::decide`], and writes the decision
+//! back (the scale, the status when it changed, the events) — the same reconcile upstream's
+//! `reconcileAutoscaler` does.
+//!
+//! Style follows kube-rs controller-rs: `reconcile(obj, ctx) -> Result<Action, Error>` and
+//! `error_policy`; the client, the clock, the metrics source and the controller's memory live in an
+//! injected [`Context`], so tests drive time and the API.
+
+pub mod api;
+pub mod clock;
+pub mod flags;
+pub mod http;
+pub mod leader;
+pub mod run;
+pub mod telemetry;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use kube::Client;
+use kube::runtime::controller::Action;
+
+use crate::decide::{Decision, decide};
+use crate::memory::Memory;
+use crate::metrics_api::readings;
+use crate::settings::Settings;
+use crate::view::{Observation, PodView, ScaleView};
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use telemetry::ControllerMetrics;
+
+/// Errors of one reconcile. The controller logs them and reconciles again after the sync period.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A Kubernetes API call failed.
+    #[error("{0}")]
+    Kube(String),
+    /// The decision's own error (upstream's reconcile error): metrics, scale or status failures.
+    #[error("{0}")]
+    Reconcile(String),
+}
+
+/// Everything a reconcile needs, injected.
+pub struct Context {
+    /// The API client.
+    pub client: Client,
+    /// The source of `now`.
+    pub clock: Arc<dyn Clock>,
+    /// kube-controller-manager's HPA settings.
+    pub settings: Settings,
+    /// The controller's memory per HPA key (`namespace/name`).
+    pub memory: Mutex<HashMap<String, Memory>>,
+    /// Resolved scale targets (kind → API resource), like upstream's REST mapper cache.
+    pub mapper: api::Mapper,
+    /// Prometheus metrics.
+    pub metrics: Arc<ControllerMetrics>,
+    /// The component name events are recorded with (`horizontal-pod-autoscaler`).
+    pub component: String,
+    /// The pod selector of every HPA reconciled so far, by key (upstream's selector store): more
+    /// than one HPA selecting the same pods makes the selector ambiguous.
+    pub selectors: Mutex<HashMap<String, crate::selector::Selector>>,
+    /// When each HPA was last reconciled, and at which generation (wall clock: scheduling only).
+    last_sync: Mutex<HashMap<String, (std::time::Instant, Option<i64>)>>,
+}
+
+impl Context {
+    /// A context with empty memory.
+    pub fn new(client: Client, clock: Arc<dyn Clock>, settings: Settings) -> Context {
+        Context {
+            client,
+            clock,
+            settings,
+            memory: Mutex::new(HashMap::new()),
+            mapper: api::Mapper::default(),
+            metrics: Arc::new(ControllerMetrics::default()),
+            component: "horizontal-pod-autoscaler".into(),
+            selectors: Mutex::new(HashMap::new()),
+            last_sync: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+/// The HPA's key, `namespace/name`.
+pub fn key_of(hpa: &HorizontalPodAutoscaler) -> (String, String, String) {
+    let ns = hpa
+        .metadata
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "default".into());
+    let name = hpa.metadata.name.clone().unwrap_or_default();
+    (format!("{ns}/{name}"), ns, name)
+}
+
+/// One reconcile of one HPA: read, decide, write. Returns the decision (also when the reconcile
+/// reports an error, which is then in `decision.error`).
+pub async fn reconcile_once(
+    hpa: &HorizontalPodAutoscaler,
+    ctx: &Context,
+) -> Result<Decision, Error> {
+    let (key, ns, _) = key_of(hpa);
+    let now = ctx.clock.now();
+    let target = &hpa.spec.scale_target_ref;
+
+    // The target's scale.
+    let scale = api::get_scale(ctx, &ns, target).await;
+    let scale_view = scale
+        .as_ref()
+        .map(|s| ScaleView::from_scale(&s.scale))
+        .map_err(Clone::clone);
+
+    // Its pods and the metrics APIs' answers (only when the scale has a selector to list by).
+    let selector = scale_view
+        .as_ref()
+        .ok()
+        .and_then(|s| s.selector.clone())
+        .filter(|s| !s.is_empty());
+    let (pods, apis) = match &selector {
+        Some(sel) => {
+            let pods = api::list_pods(&ctx.client, &ns, sel)
+                .await
+                .map_err(Error::Kube)?;
+            let apis = api::fetch_metrics(
+                &ctx.client,
+                &ns,
+                sel,
+                hpa.spec.metrics.as_deref().unwrap_or_default(),
+            )
+            .await;
+            (pods, apis)
+        }
+        None => (Vec::new(), Default::default()),
+    };
+    let views: Vec<PodView> = pods.iter().map(PodView::from_pod).collect();
+    let selecting = selecting_hpas(ctx, &key, &ns, selector.as_deref(), &pods);
+    let metric_readings = readings(hpa.spec.metrics.as_deref().unwrap_or_default(), &apis);
+
+    let mut memory = ctx
+        .memory
+        .lock()
+        .map(|m| m.get(&key).cloned().unwrap_or_default())
+        .unwrap_or_default();
+    let obs = Observation {
+        now,
+        hpa,
+        scale: scale_view,
+        pods: &views,
+        metrics: &metric_readings,
+        hpas_selecting_pods: &selecting,
+    };
+    let plan = decide(&obs, &ctx.settings, &mut memory);
+
+    // The scale write, retried on conflict with a fresh read (client-go's RetryOnConflict).
+    let write = match (&plan.rescale, &scale) {
+        (Some(r), Ok(s)) => api::write_scale(ctx, &ns, target, s, r.replicas).await,
+        _ => Ok(()),
+    };
+    let mut decision = plan.finish(write, &mut memory);
+    if let Ok(mut all) = ctx.memory.lock() {
+        all.insert(key.clone(), memory);
+    }
+
+    // The status, only when it changed; then the events.
+    let original = hpa.status.clone().unwrap_or_default();
+    if decision.status != original
+        && let Err(e) = api::write_status(&ctx.client, hpa, &decision.status).await
+    {
+        decision.events.push(crate::decide::Event {
+            type_: crate::decide::EventType::Warning,
+            reason: "FailedUpdateStatus".into(),
+            message: e.clone(),
+        });
+        decision
+            .error
+            .get_or_insert(format!("failed to update status for {key}: {e}"));
+    }
+    for e in &decision.events {
+        if let Err(err) = api::record_event(&ctx.client, hpa, e, now, &ctx.component).await {
+            tracing::warn!(hpa = %key, reason = %e.reason, error = %err, "could not record an event");
+        }
+    }
+    Ok(decision)
+}
+
+/// Records this HPA's selector and returns the keys of every HPA (this one included) whose
+/// selector matches any of the pods, when there is more than one; else nothing.
+fn selecting_hpas(
+    ctx: &Context,
+    key: &str,
+    ns: &str,
+    selector: Option<&str>,
+    pods: &[k8s_openapi::api::core::v1::Pod],
+) -> Vec<String> {
+    let Ok(mut all) = ctx.selectors.lock() else {
+        return Vec::new();
+    };
+    match selector.map(crate::selector::parse) {
+        Some(Ok(sel)) => {
+            all.insert(key.to_string(), sel);
+        }
+        _ => return Vec::new(),
+    }
+    let prefix = format!("{ns}/");
+    let empty = std::collections::BTreeMap::new();
+    let mut keys: Vec<String> = all
+        .iter()
+        .filter(|(k, sel)| {
+            k.starts_with(&prefix)
+                && pods
+                    .iter()
+                    .any(|p| sel.matches(p.metadata.labels.as_ref().unwrap_or(&empty)))
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    keys.sort();
+    if keys.len() > 1 { keys } else { Vec::new() }
+}
+
+/// The controller's reconcile (controller-rs style): reconcile, then come back after the sync
+/// period, like upstream's rate-limited queue.
+pub async fn reconcile(
+    hpa: Arc<HorizontalPodAutoscaler>,
+    ctx: Arc<Context>,
+) -> Result<Action, Error> {
+    let started = std::time::Instant::now();
+    let (key, _, _) = key_of(&hpa);
+    // Like upstream's queue: a watch event other than a spec change (our own status write, a
+    // label edit) does not reconcile before the sync period is up.
+    let generation = hpa.metadata.generation;
+    if let Ok(mut last) = ctx.last_sync.lock() {
+        if let Some((at, seen)) = last.get(&key)
+            && *seen == generation
+            && at.elapsed() < ctx.settings.sync_period
+        {
+            return Ok(Action::requeue(ctx.settings.sync_period - at.elapsed()));
+        }
+        last.insert(key.clone(), (started, generation));
+    }
+    let result = reconcile_once(&hpa, &ctx).await;
+    ctx.metrics.observe(
+        &key,
+        started.elapsed(),
+        result.as_ref().map(|d| d.error.is_some()).unwrap_or(true),
+    );
+    match result {
+        Ok(d) => match d.error {
+            Some(e) => {
+                tracing::info!(hpa = %key, error = %e, "reconcile reported an error");
+                Err(Error::Reconcile(e))
+            }
+            None => Ok(Action::requeue(ctx.settings.sync_period)),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+/// After a failed reconcile: try again after the sync period (upstream's fixed-interval queue).
+pub fn error_policy(hpa: Arc<HorizontalPodAutoscaler>, err: &Error, ctx: Arc<Context>) -> Action {
+    let (key, _, _) = key_of(&hpa);
+    tracing::warn!(hpa = %key, error = %err, "reconcile failed; retrying after the sync period");
+    Action::requeue(ctx.settings.sync_period)
+}
+
+/// How long to wait between reconciles of one HPA.
+pub fn sync_period(ctx: &Context) -> Duration {
+    ctx.settings.sync_period
+}

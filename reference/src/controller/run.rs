@@ -1,0 +1,148 @@
+//! Running the controller: the HPA watch (reconciling each HPA every sync period, and at once when
+//! its spec changes — status writes do not trigger it), leader election, the health and metrics
+//! server, and a graceful shutdown on SIGTERM or Ctrl-C.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use futures::StreamExt;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use kube::Api;
+use kube::runtime::controller::{Config as ControllerConfig, Controller};
+use kube::runtime::watcher;
+
+use super::flags::Flags;
+use super::http::{Health, serve};
+use super::leader::Elector;
+use super::{Context, SystemClock, error_policy, reconcile};
+
+/// Structured logs to stderr (`RUST_LOG` filters; default `info`).
+pub fn init_logging(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+async fn shutdown_signal(mut rx: tokio::sync::watch::Receiver<bool>) {
+    while !*rx.borrow() {
+        if rx.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Runs the controller until a shutdown signal.
+pub async fn run(flags: Flags) -> anyhow::Result<()> {
+    let settings = flags.settings().map_err(anyhow::Error::msg)?;
+    let client = kube::Client::try_default().await?;
+    let ctx = Arc::new(Context::new(
+        client.clone(),
+        Arc::new(SystemClock),
+        settings,
+    ));
+    let health = Arc::new(Health {
+        ready: false.into(),
+        metrics: ctx.metrics.clone(),
+    });
+
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        let ctrl_c = tokio::signal::ctrl_c();
+        #[cfg(unix)]
+        let term = async {
+            if let Ok(mut s) =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            {
+                s.recv().await;
+            }
+        };
+        #[cfg(not(unix))]
+        let term = std::future::pending::<()>();
+        tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+        tracing::info!("shutting down");
+        let _ = stop_tx.send(true);
+    });
+    let server = tokio::spawn(serve(
+        flags.bind_address,
+        health.clone(),
+        shutdown_signal(stop_rx.clone()),
+    ));
+
+    if flags.leader_elect {
+        let identity = format!(
+            "{}_{}",
+            std::env::var("HOSTNAME").unwrap_or_else(|_| "hpa-reference".into()),
+            std::process::id()
+        );
+        let elector = Arc::new(Elector::new(
+            client.clone(),
+            &flags.lease_namespace,
+            &flags.lease_name,
+            &identity,
+            flags.lease_duration,
+            Arc::new(SystemClock),
+        ));
+        tracing::info!(%identity, lease = %flags.lease_name, "waiting for leadership");
+        loop {
+            if *stop_rx.borrow() {
+                return Ok(());
+            }
+            match elector.try_acquire_or_renew().await {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) => tracing::warn!(error = %e, "leader election"),
+            }
+            tokio::time::sleep(flags.retry_period).await;
+        }
+        tracing::info!(%identity, "became leader");
+        let renew = elector.clone();
+        let (retry, deadline) = (flags.retry_period, flags.renew_deadline);
+        tokio::spawn(async move {
+            let mut last_renewal = std::time::Instant::now();
+            loop {
+                tokio::time::sleep(retry).await;
+                match renew.try_acquire_or_renew().await {
+                    Ok(true) => last_renewal = std::time::Instant::now(),
+                    Ok(false) => {
+                        tracing::error!("leader election lost");
+                        std::process::exit(1);
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not renew the lease");
+                        if last_renewal.elapsed() > deadline {
+                            tracing::error!("leader election lost: renew deadline exceeded");
+                            std::process::exit(1);
+                        }
+                    }
+                }
+            }
+        });
+    }
+    health.ready.store(true, Ordering::Relaxed);
+
+    let api: Api<HorizontalPodAutoscaler> = match &flags.namespace {
+        Some(ns) => Api::namespaced(client, ns),
+        None => Api::all(client),
+    };
+    // Every change of an HPA wakes the controller; `reconcile` itself lets only spec changes
+    // (a new metadata.generation) through before the sync period is up.
+    Controller::new(api, watcher::Config::default())
+        .with_config(ControllerConfig::default().concurrency(flags.concurrent_syncs))
+        .graceful_shutdown_on(shutdown_signal(stop_rx))
+        .run(reconcile, error_policy, ctx)
+        .for_each(|r| async move {
+            if let Err(e) = r {
+                tracing::debug!(error = %e, "reconcile");
+            }
+        })
+        .await;
+    let _ = server.await;
+    Ok(())
+}
