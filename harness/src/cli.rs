@@ -139,23 +139,6 @@ pub fn make_target(name: &str, step_timeout: Duration) -> Result<Box<dyn Target>
     }
 }
 
-fn parse_gates(list: &[String]) -> Result<BTreeMap<String, bool>, String> {
-    let mut out = BTreeMap::new();
-    for item in list.iter().filter(|s| !s.is_empty()) {
-        let (k, v) = item
-            .split_once('=')
-            .ok_or_else(|| format!("feature gate {item:?} is not NAME=true|false"))?;
-        let v: bool = v
-            .parse()
-            .map_err(|_| format!("feature gate {k}: {v:?} is not true or false"))?;
-        hpa_reference::FeatureGates::default()
-            .get(k)
-            .map_err(|e| e.to_string())?;
-        out.insert(k.to_string(), v);
-    }
-    Ok(out)
-}
-
 /// Loads every case under `paths`: the good ones and the errors of the bad ones.
 pub fn load_all(paths: &[PathBuf]) -> (Vec<Case>, Vec<LoadError>) {
     let files = match discover(paths) {
@@ -215,7 +198,23 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return code;
         }
     };
-    match cli.command {
+    match dispatch(cli.command, out, err) {
+        Ok(code) => code,
+        Err(line) => {
+            let _ = writeln!(err, "{line}");
+            2
+        }
+    }
+}
+
+/// A usage problem, as the line to print (exit code 2).
+fn usage(e: impl std::fmt::Display) -> String {
+    format!("error: {e}")
+}
+
+/// Runs one command; `Err` is a usage or input problem to print, with exit code 2.
+fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, String> {
+    match command {
         Command::Fuzz {
             a,
             b,
@@ -226,66 +225,49 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             step_timeout,
         } => {
             let timeout = Duration::from_secs(step_timeout);
-            let (ta, tb) = match (make_target(&a, timeout), make_target(&b, timeout)) {
-                (Ok(x), Ok(y)) => (x, y),
-                (Err(e), _) | (_, Err(e)) => {
-                    let _ = writeln!(err, "error: {e}");
-                    return 2;
-                }
-            };
+            let ta = make_target(&a, timeout).map_err(usage)?;
+            let tb = make_target(&b, timeout).map_err(usage)?;
             if truth != "a" && truth != "b" {
-                let _ = writeln!(err, "error: --truth is a or b");
-                return 2;
+                return Err(usage("--truth is a or b"));
             }
-            match crate::fuzz::fuzz(
+            let r = crate::fuzz::fuzz(
                 ta.as_ref(),
                 tb.as_ref(),
                 seed,
                 count,
                 &out_dir,
                 truth == "b",
-            ) {
-                Err(e) => {
-                    let _ = writeln!(err, "error: {e}");
-                    2
-                }
-                Ok(r) => {
-                    let rate = r.scenarios as f64 / r.elapsed.as_secs_f64().max(1e-9);
-                    let _ = writeln!(
-                        out,
-                        "fuzz: {} scenarios, {} vs {}, seed {seed}: {} differences, {} rejected ({:.1} s, {rate:.0} scenarios/s)",
-                        r.scenarios,
-                        ta.name(),
-                        tb.name(),
-                        r.differences.len(),
-                        r.rejected,
-                        r.elapsed.as_secs_f64()
-                    );
-                    for p in &r.differences {
-                        let _ = writeln!(out, "shrunk difference written to {}", p.display());
-                    }
-                    if !r.differences.is_empty() {
-                        1
-                    } else if r.rejected > 0 {
-                        2
-                    } else {
-                        0
-                    }
-                }
+            )
+            .map_err(usage)?;
+            let rate = r.scenarios as f64 / r.elapsed.as_secs_f64().max(1e-9);
+            let _ = writeln!(
+                out,
+                "fuzz: {} scenarios, {} vs {}, seed {seed}: {} differences, {} rejected ({:.1} s, {rate:.0} scenarios/s)",
+                r.scenarios,
+                ta.name(),
+                tb.name(),
+                r.differences.len(),
+                r.rejected,
+                r.elapsed.as_secs_f64()
+            );
+            for p in &r.differences {
+                let _ = writeln!(out, "shrunk difference written to {}", p.display());
             }
+            Ok(if !r.differences.is_empty() {
+                1
+            } else if r.rejected > 0 {
+                2
+            } else {
+                0
+            })
         }
         Command::Lint {
             paths,
             seeds,
             facts,
         } => {
-            let sources = match crate::lint::Sources::load(&seeds, &facts) {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = writeln!(err, "error: {e} (point --seeds and --facts at shared/)");
-                    return 2;
-                }
-            };
+            let sources = crate::lint::Sources::load(&seeds, &facts)
+                .map_err(|e| usage(format!("{e} (point --seeds and --facts at shared/)")))?;
             let paths = if paths.is_empty() {
                 vec![PathBuf::from("cases")]
             } else {
@@ -300,7 +282,7 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                 "lint: {count} case files checked, {} problems",
                 errors.len()
             );
-            if errors.is_empty() { 0 } else { 2 }
+            Ok(if errors.is_empty() { 0 } else { 2 })
         }
         Command::Schema { protocol } => {
             let text = if protocol {
@@ -309,7 +291,7 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                 schema_json()
             };
             let _ = out.write_all(text.as_bytes());
-            0
+            Ok(0)
         }
         Command::Run {
             paths,
@@ -319,20 +301,9 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             filter,
             feature_gates,
         } => {
-            let target = match make_target(&target, Duration::from_secs(step_timeout)) {
-                Ok(t) => t,
-                Err(e) => {
-                    let _ = writeln!(err, "error: {e}");
-                    return 2;
-                }
-            };
-            let fixed_gates = match parse_gates(&feature_gates) {
-                Ok(g) => g,
-                Err(e) => {
-                    let _ = writeln!(err, "error: {e}");
-                    return 2;
-                }
-            };
+            let target = make_target(&target, Duration::from_secs(step_timeout)).map_err(usage)?;
+            let fixed_gates =
+                hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
             let paths = if paths.is_empty() {
                 vec![PathBuf::from("cases")]
             } else {
@@ -363,34 +334,20 @@ pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                 Format::Junit => report::junit::render(&report),
             };
             let _ = out.write_all(text.as_bytes());
-            report.exit_code()
+            Ok(report.exit_code())
         }
         Command::Explain {
             case,
             target,
             step_timeout,
         } => {
-            let target = match make_target(&target, Duration::from_secs(step_timeout)) {
-                Ok(t) => t,
-                Err(e) => {
-                    let _ = writeln!(err, "error: {e}");
-                    return 2;
-                }
-            };
-            let case = match load_case(&case) {
-                Ok(c) => c,
-                Err(e) => {
-                    let _ = writeln!(err, "{e}");
-                    return 2;
-                }
-            };
+            let target = make_target(&target, Duration::from_secs(step_timeout)).map_err(usage)?;
+            let case = load_case(&case).map_err(|e| e.to_string())?;
             let result = run_case(&case, target.as_ref(), &RunOptions::default());
             let _ = out.write_all(report::explain::render(&case, &result).as_bytes());
-            if result.passed() || matches!(result.outcome, crate::runner::Outcome::Skipped(_)) {
-                0
-            } else {
-                1
-            }
+            let ok =
+                result.passed() || matches!(result.outcome, crate::runner::Outcome::Skipped(_));
+            Ok(if ok { 0 } else { 1 })
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Controller settings: kube-controller-manager's HPA flags and the feature gates that change the
 //! algorithm, with Kubernetes 1.36's defaults written out explicitly.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// The Kubernetes minor whose behaviour the reference follows.
@@ -70,6 +71,22 @@ impl FeatureGates {
             .iter()
             .map(|n| (*n, self.get(n).expect("known gate")))
     }
+}
+
+/// Parses `NAME=true|false` items (as in `--feature-gates A=true,B=false`), checking the names.
+pub fn parse_gate_assignments(items: &[String]) -> Result<BTreeMap<String, bool>, String> {
+    let mut out = BTreeMap::new();
+    for item in items.iter().filter(|s| !s.is_empty()) {
+        let (k, v) = item
+            .split_once('=')
+            .ok_or_else(|| format!("feature gate {item:?} is not NAME=true|false"))?;
+        let v: bool = v
+            .parse()
+            .map_err(|_| format!("feature gate {k}: {v:?} is not true or false"))?;
+        FeatureGates::default().get(k).map_err(|e| e.to_string())?;
+        out.insert(k.to_string(), v);
+    }
+    Ok(out)
 }
 
 impl Default for FeatureGates {

@@ -82,14 +82,8 @@ impl Flags {
     /// The core's settings from the flags.
     pub fn settings(&self) -> Result<Settings, String> {
         let mut gates = FeatureGates::KUBERNETES_1_36;
-        for item in self.feature_gates.iter().filter(|s| !s.is_empty()) {
-            let (k, v) = item
-                .split_once('=')
-                .ok_or_else(|| format!("feature gate {item:?} is not NAME=true|false"))?;
-            let v: bool = v
-                .parse()
-                .map_err(|_| format!("feature gate {k}: {v:?} is not true or false"))?;
-            gates.set(k, v).map_err(|e| e.to_string())?;
+        for (k, v) in crate::settings::parse_gate_assignments(&self.feature_gates)? {
+            gates.set(&k, v).map_err(|e| e.to_string())?;
         }
         Ok(Settings {
             sync_period: self.sync_period,
