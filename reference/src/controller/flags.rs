@@ -102,6 +102,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn help_lists_kube_controller_managers_flags_with_their_defaults() {
+        use clap::CommandFactory;
+        let help = Flags::command().render_long_help().to_string();
+        for (flag, default) in [
+            ("--horizontal-pod-autoscaler-sync-period", "15s"),
+            ("--horizontal-pod-autoscaler-tolerance", "0.1"),
+            (
+                "--horizontal-pod-autoscaler-cpu-initialization-period",
+                "5m0s",
+            ),
+            ("--horizontal-pod-autoscaler-initial-readiness-delay", "30s"),
+            (
+                "--horizontal-pod-autoscaler-downscale-stabilization",
+                "5m0s",
+            ),
+            ("--concurrent-horizontal-pod-autoscaler-syncs", "5"),
+            ("--leader-elect", "true"),
+        ] {
+            let at = help
+                .find(flag)
+                .unwrap_or_else(|| panic!("{flag} missing from --help"));
+            let tail = &help[at..];
+            let next = tail[2..].find("\n      --").map_or(tail.len(), |i| i + 2);
+            assert!(
+                tail[..next].contains(&format!("[default: {default}]")),
+                "{flag}: {}",
+                &tail[..next]
+            );
+        }
+        assert!(help.contains("--feature-gates"));
+        assert!(help.contains("--namespace"));
+    }
+
+    #[test]
     fn defaults_are_kube_controller_managers() {
         let f = Flags::try_parse_from(["hpa-reference"]).unwrap();
         assert_eq!(f.settings().unwrap(), Settings::default());

@@ -59,3 +59,58 @@ pub async fn serve(
         .with_graceful_shutdown(shutdown)
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::http::Request;
+    use tower::ServiceExt;
+
+    async fn get(router: Router, path: &str) -> (StatusCode, String) {
+        let response = router
+            .oneshot(Request::get(path).body(Body::empty()).expect("request"))
+            .await
+            .expect("response");
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .expect("body");
+        (status, String::from_utf8_lossy(&body).to_string())
+    }
+
+    #[tokio::test]
+    async fn health_readiness_and_metrics() {
+        let metrics = Arc::new(ControllerMetrics::default());
+        let health = Arc::new(Health {
+            ready: AtomicBool::new(false),
+            metrics: metrics.clone(),
+        });
+        assert_eq!(
+            get(router(health.clone()), "/healthz").await,
+            (StatusCode::OK, "ok".into())
+        );
+        assert_eq!(
+            get(router(health.clone()), "/readyz").await.0,
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+        health.ready.store(true, Ordering::Relaxed);
+        assert_eq!(
+            get(router(health.clone()), "/readyz").await.0,
+            StatusCode::OK
+        );
+        metrics.observe("default/web", std::time::Duration::from_millis(3), true);
+        let (status, text) = get(router(health), "/metrics").await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(text.contains("hpa_reference_reconciles_total 1"), "{text}");
+        assert!(
+            text.contains("hpa_reference_reconcile_errors_total 1"),
+            "{text}"
+        );
+        assert!(text.contains("hpa_reference_hpas_tracked 1"), "{text}");
+        assert!(
+            text.contains("hpa_reference_reconcile_duration_seconds_count 1"),
+            "{text}"
+        );
+    }
+}
