@@ -488,3 +488,78 @@ fn leader_election_lets_one_instance_lead_until_its_lease_expires() {
         assert_eq!(lease["spec"]["leaseTransitions"], 1);
     });
 }
+
+#[test]
+fn with_two_instances_only_the_leader_reconciles_and_writes() {
+    let f = fixture("scale-down.yaml", Duration::from_secs(10));
+    let store = LeaseStore::default();
+    let server_uri = f.api.server.uri();
+    f.api.runtime.block_on(async {
+        Mock::given(wiremock::matchers::path_regex(
+            "^/apis/coordination.k8s.io/v1/namespaces/kube-system/leases.*",
+        ))
+        .respond_with(store.clone())
+        .with_priority(1)
+        .mount(&f.api.server)
+        .await;
+    });
+    // A second instance: its own controller context and elector against the same API server.
+    let mut config = kube::Config::new(server_uri.parse().expect("uri"));
+    config.default_retry = false;
+    let client = f
+        .api
+        .runtime
+        .block_on(async { kube::Client::try_from(config).expect("client") });
+    let clock = Arc::new(ManualClock::new(instant(0)));
+    let second = hpa_reference::controller::Context::new(
+        client.clone(),
+        clock.clone(),
+        f.api.ctx.settings.clone(),
+    );
+    let electors = [
+        Elector::new(
+            f.api.ctx.client.clone(),
+            "kube-system",
+            "hpa-reference",
+            "first",
+            Duration::from_secs(15),
+            clock.clone(),
+        ),
+        Elector::new(
+            client,
+            "kube-system",
+            "hpa-reference",
+            "second",
+            Duration::from_secs(15),
+            clock.clone(),
+        ),
+    ];
+    let contexts = [&*f.api.ctx, &second];
+    let snapshot = f.world.snapshot(0);
+    f.api.state.lock().expect("state").snapshot = Some(snapshot.clone());
+    f.api.clock.set(snapshot.now);
+    let mut reconciled = Vec::new();
+    f.api.runtime.block_on(async {
+        // Each instance reconciles only while it leads, as `run` does.
+        for (i, (elector, ctx)) in electors.iter().zip(contexts).enumerate() {
+            if elector.try_acquire_or_renew().await == Ok(true) {
+                hpa_reference::controller::reconcile_once(&snapshot.hpa, ctx)
+                    .await
+                    .expect("reconcile");
+                reconciled.push(i);
+            }
+        }
+    });
+    assert_eq!(reconciled, [0], "only the first instance leads");
+    let writes = f.api.state.lock().expect("state").writes.clone();
+    assert_eq!(writes.scale, [2], "one scale write, by the leader");
+    assert_eq!(
+        writes
+            .requests
+            .iter()
+            .filter(|r| r.ends_with("/status"))
+            .count(),
+        1,
+        "one status write"
+    );
+}
