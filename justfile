@@ -47,8 +47,8 @@ upstream-test:
 
 # The whole corpus on upstream's own controller code: every case must pass there too.
 upstream-corpus: upstream
-    cargo run -q --release -p hpa-harness -- run cases --target exec:adapters/upstream/bin/hpa-upstream-adapter
+    cargo run -q -p hpa-harness -- run cases --target exec:adapters/upstream/bin/hpa-upstream-adapter
 
 # Differential fuzzing, reference core vs upstream (CI runs a fixed-seed batch of 2000).
 fuzz-upstream COUNT="2000" SEED="1": upstream
-    cargo run -q --release -p hpa-harness -- fuzz --b exec:adapters/upstream/bin/hpa-upstream-adapter --count {{COUNT}} --seed {{SEED}}
+    cargo run -q -p hpa-harness -- fuzz --b exec:adapters/upstream/bin/hpa-upstream-adapter --count {{COUNT}} --seed {{SEED}}
