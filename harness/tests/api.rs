@@ -73,8 +73,17 @@ impl Fixture {
         });
     }
 
-    fn push(&self, f: Fault) {
-        self.api.state.lock().expect("state").faults.push(f);
+    /// The next resource-metrics request answers 200 with this raw body, after `delay`.
+    fn metrics_body(&self, body: &str, delay: Option<Duration>) {
+        self.api.state.lock().expect("state").faults.push(Fault {
+            method: "GET".into(),
+            path: "/apis/metrics.k8s.io".into(),
+            status: 200,
+            body: Some(body.into()),
+            message: String::new(),
+            delay,
+            times: 1,
+        });
     }
 
     fn tick(&mut self, t: i64) -> (TickOutcome, Writes) {
@@ -137,15 +146,7 @@ fn metrics_api_errors_never_scale_down_and_the_next_sync_recovers() {
 #[test]
 fn a_metrics_api_timeout_is_a_metric_error_not_a_hang_or_a_panic() {
     let mut f = fixture("scale-down.yaml", Duration::from_secs(1));
-    f.push(Fault {
-        method: "GET".into(),
-        path: "/apis/metrics.k8s.io".into(),
-        status: 200,
-        body: Some("{\"items\": []}".into()),
-        message: String::new(),
-        delay: Some(Duration::from_secs(3)),
-        times: 1,
-    });
+    f.metrics_body("{\"items\": []}", Some(Duration::from_secs(3)));
     let (o, w) = f.tick(0);
     assert!(w.scale.is_empty());
     assert_eq!(
@@ -157,15 +158,7 @@ fn a_metrics_api_timeout_is_a_metric_error_not_a_hang_or_a_panic() {
 #[test]
 fn malformed_json_and_empty_lists_from_the_metrics_api_are_metric_errors() {
     let mut f = fixture("scale-down.yaml", Duration::from_secs(10));
-    f.push(Fault {
-        method: "GET".into(),
-        path: "/apis/metrics.k8s.io".into(),
-        status: 200,
-        body: Some("{not json".into()),
-        message: String::new(),
-        delay: None,
-        times: 1,
-    });
+    f.metrics_body("{not json", None);
     let (o, w) = f.tick(0);
     assert!(w.scale.is_empty());
     assert_eq!(
@@ -173,15 +166,7 @@ fn malformed_json_and_empty_lists_from_the_metrics_api_are_metric_errors() {
         "False/FailedGetResourceMetric"
     );
 
-    f.push(Fault {
-        method: "GET".into(),
-        path: "/apis/metrics.k8s.io".into(),
-        status: 200,
-        body: Some("{\"kind\": \"PodMetricsList\", \"items\": []}".into()),
-        message: String::new(),
-        delay: None,
-        times: 1,
-    });
+    f.metrics_body("{\"kind\": \"PodMetricsList\", \"items\": []}", None);
     let (o, w) = f.tick(15);
     assert!(w.scale.is_empty());
     assert!(
