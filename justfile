@@ -33,9 +33,9 @@ snapshots:
     INSTA_UPDATE=new cargo test -p hpa-conformance-tests --test corpus || true
     find tests/snapshots -name '*.snap.new' | sort
 
-# Benchmarks: corpus wall time on the in-process target, and one decision at 100 pods × 3 metrics.
-bench:
-    cargo bench -p hpa-harness --bench corpus
+# Benchmarks (all, or those named: corpus, decision, upstream, fuzz): printed figures, no assertions.
+bench *WHICH:
+    cargo bench -p hpa-harness --bench corpus -- {{WHICH}}
 
 # Build the upstream HPA adapter (Go; k8s.io/kubernetes pinned in adapters/upstream/go.mod).
 upstream:

@@ -331,9 +331,22 @@ fn bench_fuzz() {
 }
 
 fn main() {
-    // `cargo bench` passes --bench; `cargo test --benches` would run this too, so keep it quick.
-    bench_corpus();
-    bench_decision();
-    bench_core_vs_upstream();
-    bench_fuzz();
+    // `cargo bench -p hpa-harness --bench corpus -- decision` runs only the benchmarks whose names
+    // contain one of the given words (corpus, decision, upstream, fuzz); no word runs them all.
+    let words: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let wanted = |name: &str| words.is_empty() || words.iter().any(|w| name.contains(w.as_str()));
+    let benches: [(&str, fn()); 4] = [
+        ("corpus", bench_corpus),
+        ("decision", bench_decision),
+        ("core-vs-upstream", bench_core_vs_upstream),
+        ("fuzz", bench_fuzz),
+    ];
+    for (name, bench) in benches {
+        if wanted(name) {
+            bench();
+        }
+    }
 }

@@ -398,6 +398,7 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
                 cpu_initialization_period: settings.cpu_initialization_period,
                 initial_readiness_delay: settings.initial_readiness_delay,
                 pod_level_resources: gates.pod_level_resources,
+                pods_sorted: Some(obs.pods.windows(2).all(|w| w[0].name < w[1].name)),
             };
             let mut statuses = vec![MetricStatus::default(); metrics_spec.len()];
             let mut invalid = 0usize;

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use super::lookup::{Ascending, ascending};
 use crate::time::Time;
 use crate::view::{ConditionStatus, PodMetric, PodPhase, PodView};
 
@@ -29,19 +30,14 @@ pub fn group_pods<'a>(
     cpu_initialization_period: Duration,
     initial_readiness_delay: Duration,
     now: Time,
+    pods_sorted: Option<bool>,
 ) -> PodGroups<'a> {
     let mut groups = PodGroups::default();
     // Pods listed in name order (the usual case) are matched to samples in one merged pass;
     // otherwise each pod is looked up.
-    let sorted = pods.windows(2).all(|w| w[0].name < w[1].name);
-    let mut cursor = samples.iter().peekable();
-    let mut sample_of = |name: &str| -> Option<&PodMetric> {
-        if !sorted {
-            return samples.get(name);
-        }
-        while cursor.next_if(|(k, _)| k.as_str() < name).is_some() {}
-        cursor.next_if(|(k, _)| k.as_str() == name).map(|(_, v)| v)
-    };
+    let sorted = pods_sorted.unwrap_or_else(|| ascending(pods.iter().map(|p| p.name.as_str())));
+    let mut cursor = Ascending::new(samples, sorted);
+    let mut sample_of = |name: &str| cursor.get(name);
     for pod in pods {
         if pod.deleted || pod.phase == PodPhase::Failed {
             groups.ignored.insert(pod.name.as_str());
@@ -141,7 +137,7 @@ mod tests {
             0,
         )];
         let samples = BTreeMap::from([("a".to_string(), sample(990))]);
-        let g = group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now);
+        let g = group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now, None);
         assert_eq!(g.ready_count, 1);
     }
 
@@ -156,13 +152,13 @@ mod tests {
         )];
         let samples = BTreeMap::from([("a".to_string(), sample(990))]);
         assert_eq!(
-            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now)
+            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now, None)
                 .unready
                 .len(),
             1
         );
         assert_eq!(
-            group_pods(&pods, &samples, None, INIT, DELAY, now).ready_count,
+            group_pods(&pods, &samples, None, INIT, DELAY, now, None).ready_count,
             1
         );
     }
@@ -179,7 +175,7 @@ mod tests {
         )];
         let samples = BTreeMap::from([("a".to_string(), sample(990))]);
         assert_eq!(
-            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now).ready_count,
+            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now, None).ready_count,
             1
         );
     }
@@ -196,7 +192,7 @@ mod tests {
         // transition + window = 210 > sample time 200 → unready
         let samples = BTreeMap::from([("a".to_string(), sample(200))]);
         assert_eq!(
-            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now)
+            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now, None)
                 .unready
                 .len(),
             1
@@ -204,7 +200,7 @@ mod tests {
         // sample exactly at transition + window is not before it → ready
         let samples = BTreeMap::from([("a".to_string(), sample(210))]);
         assert_eq!(
-            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now).ready_count,
+            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now, None).ready_count,
             1
         );
     }
@@ -224,7 +220,7 @@ mod tests {
             ("d".to_string(), sample(990)),
             ("p".to_string(), sample(990)),
         ]);
-        let g = group_pods(&pods, &samples, Some("memory"), INIT, DELAY, now);
+        let g = group_pods(&pods, &samples, Some("memory"), INIT, DELAY, now, None);
         assert_eq!(g.ignored.len(), 2);
         assert!(g.unready.contains("p"));
         assert!(g.missing.contains("m"));

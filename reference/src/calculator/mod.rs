@@ -3,6 +3,7 @@
 //! replica proposal per metric source.
 
 mod grouping;
+mod lookup;
 mod replicas;
 mod requests;
 mod usage;

@@ -30,6 +30,8 @@ pub struct CalcContext<'a> {
     pub initial_readiness_delay: Duration,
     /// The PodLevelResources gate.
     pub pod_level_resources: bool,
+    /// Whether `pods` are in ascending name order (`None`: find out).
+    pub pods_sorted: Option<bool>,
 }
 
 /// Why a per-pod proposal came out as it did (for traces and `explain`).
@@ -119,6 +121,7 @@ fn group<'a>(
         ctx.cpu_initialization_period,
         ctx.initial_readiness_delay,
         ctx.now,
+        ctx.pods_sorted,
     ))
 }
 

@@ -6,6 +6,8 @@
 
 use std::collections::BTreeMap;
 
+use super::lookup::{Ascending, ascending};
+
 /// The tolerance band around a usage ratio of 1.0, per direction.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tolerances {
@@ -33,15 +35,9 @@ pub fn resource_utilization_ratio(
     let mut requests_total: i128 = 0;
     let mut entries: i64 = 0;
     // Samples in name order (the usual case) are matched to requests in one merged pass.
-    let sorted = samples.windows(2).all(|w| w[0].0 < w[1].0);
-    let mut cursor = requests.iter().peekable();
+    let mut cursor = Ascending::new(requests, ascending(samples.iter().map(|(p, _)| *p)));
     for (pod, value) in samples {
-        let request = if sorted {
-            while cursor.next_if(|(k, _)| **k < *pod).is_some() {}
-            cursor.next_if(|(k, _)| **k == *pod).map(|(_, v)| v)
-        } else {
-            requests.get(pod)
-        };
+        let request = cursor.get(pod);
         let Some(request) = request else {
             continue;
         };
