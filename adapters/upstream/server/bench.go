@@ -8,7 +8,6 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"time"
@@ -51,14 +50,11 @@ func BenchReconcile(in io.Reader, out io.Writer, logw io.Writer, n int) error {
 	if tick.HPA == nil {
 		return fatalf("bench: tick without hpa")
 	}
-	applyFeatureGates(start.FeatureGates, logw)
-	settings, err := start.Settings.resolve()
+	_, h, ctx, cancel, err := begin(start, logw)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h := newHarness(ctx, settings)
 	hpa := tick.HPA.DeepCopy()
 	if hpa.Namespace == "" {
 		hpa.Namespace = "default"

@@ -129,15 +129,11 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer) error {
 	if start.Protocol != ProtocolVersion {
 		return fatalf("unsupported protocol version %d (this adapter speaks %d)", start.Protocol, ProtocolVersion)
 	}
-	gates := applyFeatureGates(start.FeatureGates, logw)
-	settings, err := start.Settings.resolve()
+	gates, h, ctx, cancel, err := begin(start, logw)
 	if err != nil {
 		return err
 	}
-
-	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h := newHarness(ctx, settings)
 
 	if err := write(helloMsg{
 		Kind:           "hello",
@@ -239,6 +235,18 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer) error {
 			return err
 		}
 	}
+}
+
+// begin applies a `start` message: the feature gates (returning the values in effect) and the
+// controller settings, and builds the controller with its fakes.
+func begin(start startMsg, logw io.Writer) (map[string]bool, *harness, context.Context, context.CancelFunc, error) {
+	gates := applyFeatureGates(start.FeatureGates, logw)
+	settings, err := start.Settings.resolve()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return gates, newHarness(ctx, settings), ctx, cancel, nil
 }
 
 // reconcile runs one reconciliation, turning a panic of the controller into a fatal error.
