@@ -239,14 +239,22 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 truth == "b",
             )
             .map_err(usage)?;
+            for p in &r.flaky {
+                let _ = writeln!(
+                    out,
+                    "flaky difference (did not reproduce on every re-run; not a failure): {}",
+                    p.display()
+                );
+            }
             let rate = r.scenarios as f64 / r.elapsed.as_secs_f64().max(1e-9);
             let _ = writeln!(
                 out,
-                "fuzz: {} scenarios, {} vs {}, seed {seed}: {} differences, {} rejected ({:.1} s, {rate:.0} scenarios/s)",
+                "fuzz: {} scenarios, {} vs {}, seed {seed}: {} differences, {} flaky, {} rejected ({:.1} s, {rate:.0} scenarios/s)",
                 r.scenarios,
                 ta.name(),
                 tb.name(),
                 r.differences.len(),
+                r.flaky.len(),
                 r.rejected,
                 r.elapsed.as_secs_f64()
             );

@@ -380,16 +380,8 @@ pub fn difference(
     a: &dyn Target,
     b: &dyn Target,
 ) -> Option<(i64, String, CaseResult, CaseResult)> {
-    let opts = RunOptions::default();
-    let ra = run_case(case, a, &opts);
-    let rb = run_case(case, b, &opts);
-    if let crate::runner::Outcome::Errored(e) = &ra.outcome {
-        return Some((0, format!("{} failed: {e}", a.name()), ra, rb));
-    }
-    if let crate::runner::Outcome::Errored(e) = &rb.outcome {
-        return Some((0, format!("{} failed: {e}", b.name()), ra, rb));
-    }
-    first_difference(&ra.trace, &rb.trace).map(|(t, d)| (t, d, ra, rb))
+    let run = run_pair(case, a, b);
+    run.difference.map(|(t, d)| (t, d, run.a, run.b))
 }
 
 fn candidates(file: &CaseFile, diff_t: i64) -> Vec<CaseFile> {
@@ -543,6 +535,10 @@ pub fn regression_case(
     file
 }
 
+/// How many times a difference is re-run before it is believed: a difference that does not
+/// reproduce every time is flaky (reported for review, never shrunk, never a failed run).
+pub const RECHECKS: usize = 2;
+
 /// The outcome of a fuzzing run.
 #[derive(Debug, Clone)]
 pub struct FuzzReport {
@@ -552,13 +548,154 @@ pub struct FuzzReport {
     pub rejected: usize,
     /// Differences found (their shrunk case files).
     pub differences: Vec<PathBuf>,
+    /// Differences that did not reproduce on a re-run: the folders holding the scenario and the
+    /// traces of every run, for review.
+    pub flaky: Vec<PathBuf>,
     /// Wall time.
     pub elapsed: Duration,
 }
 
-/// Runs `count` scenarios from `seed` on both targets. On the first difference the scenario is
-/// shrunk and written to `out_dir` (with `b`'s trace as the expectation when `truth_is_b`), and
-/// fuzzing stops.
+/// A target could not be used at all (not: it disagreed on a scenario).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FuzzError {
+    /// A target cannot start a session (e.g. its command does not exist).
+    #[error("target {target} cannot start: {message}")]
+    TargetUnusable {
+        /// The target's name.
+        target: String,
+        /// Why.
+        message: String,
+    },
+    /// A regression case or a flaky report cannot be written.
+    #[error("{0}")]
+    Write(String),
+}
+
+/// Checks that both targets can start a session on a first scenario, so that a target that
+/// cannot run at all is an error instead of a "difference" on every scenario.
+fn preflight(case: &Case, targets: [&dyn Target; 2]) -> Result<(), FuzzError> {
+    let opts = RunOptions::default();
+    for target in targets {
+        let settings = match crate::runner::resolve_settings(case, target.gate_support(), &opts) {
+            Ok(s) => s,
+            Err(_) => continue,
+        };
+        match target.start(case, &settings) {
+            Ok(_) => {}
+            Err(e) if e.skip => {}
+            Err(e) => {
+                return Err(FuzzError::TargetUnusable {
+                    target: target.name(),
+                    message: e.message,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes `text` to `path` unless a file is there already (never overwrites a case).
+fn write_new(path: &Path, text: &str) -> Result<(), FuzzError> {
+    use std::io::Write as _;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| FuzzError::Write(format!("cannot write {}: {e}", path.display())))?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| FuzzError::Write(format!("cannot write {}: {e}", path.display())))
+}
+
+/// A path in `dir` named `stem` + `ext` that does not exist yet (`stem-2`, `stem-3`, … otherwise).
+fn fresh_path(dir: &Path, stem: &str, ext: &str) -> PathBuf {
+    let mut path = dir.join(format!("{stem}{ext}"));
+    let mut n = 2;
+    while path.exists() {
+        path = dir.join(format!("{stem}-{n}{ext}"));
+        n += 1;
+    }
+    path
+}
+
+/// One run of a scenario on both targets, as recorded for a flaky report.
+struct Run {
+    difference: Option<(i64, String)>,
+    a: CaseResult,
+    b: CaseResult,
+}
+
+fn run_pair(case: &Case, a: &dyn Target, b: &dyn Target) -> Run {
+    let opts = RunOptions::default();
+    let ra = run_case(case, a, &opts);
+    let rb = run_case(case, b, &opts);
+    let difference = compare(&ra, &rb, a, b);
+    Run {
+        difference,
+        a: ra,
+        b: rb,
+    }
+}
+
+fn compare(
+    ra: &CaseResult,
+    rb: &CaseResult,
+    a: &dyn Target,
+    b: &dyn Target,
+) -> Option<(i64, String)> {
+    if let crate::runner::Outcome::Errored(e) = &ra.outcome {
+        return Some((0, format!("{} failed: {e}", a.name())));
+    }
+    if let crate::runner::Outcome::Errored(e) = &rb.outcome {
+        return Some((0, format!("{} failed: {e}", b.name())));
+    }
+    first_difference(&ra.trace, &rb.trace)
+}
+
+/// Writes a flaky difference for review: the scenario and both targets' traces of every run.
+fn write_flaky(
+    dir: &Path,
+    file: &CaseFile,
+    runs: &[Run],
+    a: &dyn Target,
+    b: &dyn Target,
+) -> Result<PathBuf, FuzzError> {
+    let folder = fresh_path(&dir.join("flaky"), &file.name, "");
+    std::fs::create_dir_all(&folder)
+        .map_err(|e| FuzzError::Write(format!("cannot create {}: {e}", folder.display())))?;
+    let scenario = crate::yaml::to_string(file).map_err(FuzzError::Write)?;
+    write_new(&folder.join("scenario.yaml"), &scenario)?;
+    let mut summary = format!(
+        "# A difference between {} and {} that did not reproduce on every run.\n",
+        a.name(),
+        b.name()
+    );
+    for (i, run) in runs.iter().enumerate() {
+        summary.push_str(&format!(
+            "run {}: {}\n",
+            i + 1,
+            run.difference
+                .as_ref()
+                .map_or("no difference".to_string(), |(t, d)| format!("t={t}: {d}"))
+        ));
+        for (side, result) in [("a", &run.a), ("b", &run.b)] {
+            let doc = json!({
+                "target": if side == "a" { a.name() } else { b.name() },
+                "outcome": format!("{:?}", result.outcome),
+                "trace": result.trace,
+            });
+            let text =
+                serde_json::to_string_pretty(&doc).map_err(|e| FuzzError::Write(e.to_string()))?;
+            write_new(&folder.join(format!("run{}-{side}.json", i + 1)), &text)?;
+        }
+    }
+    write_new(&folder.join("summary.txt"), &summary)?;
+    Ok(folder)
+}
+
+/// Runs `count` scenarios from `seed` on both targets. A difference is re-run [`RECHECKS`] times:
+/// one that does not reproduce every time is written to `out_dir/flaky/` for review and fuzzing
+/// goes on; the first reproducible one is shrunk and written to `out_dir` (with `b`'s trace as the
+/// expectation when `truth_is_b`), and fuzzing stops. Existing files are never overwritten.
 pub fn fuzz(
     a: &dyn Target,
     b: &dyn Target,
@@ -566,14 +703,16 @@ pub fn fuzz(
     count: usize,
     out_dir: &Path,
     truth_is_b: bool,
-) -> Result<FuzzReport, String> {
+) -> Result<FuzzReport, FuzzError> {
     let started = Instant::now();
     let mut report = FuzzReport {
         scenarios: 0,
         rejected: 0,
         differences: Vec::new(),
+        flaky: Vec::new(),
         elapsed: Duration::ZERO,
     };
+    let mut checked = false;
     for i in 0..count {
         let mut rng = Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(i as u64));
         let name = format!("fuzz-{seed}-{i}");
@@ -586,14 +725,41 @@ pub fn fuzz(
                 continue;
             }
         };
+        if !checked {
+            preflight(&case, [a, b])?;
+            checked = true;
+        }
         report.scenarios += 1;
-        if difference(&case, a, b).is_none() {
+        let first = run_pair(&case, a, b);
+        let Some(found) = first.difference.clone() else {
+            continue;
+        };
+        let mut runs = vec![first];
+        for _ in 0..RECHECKS {
+            runs.push(run_pair(&case, a, b));
+        }
+        if runs.iter().any(|r| r.difference.as_ref() != Some(&found)) {
+            let folder = write_flaky(out_dir, &file, &runs, a, b)?;
+            eprintln!(
+                "fuzz: scenario {name}: a difference that does not reproduce (t={}: {}); scenario and traces in {}",
+                found.0,
+                found.1,
+                folder.display()
+            );
+            report.flaky.push(folder);
             continue;
         }
-        let small = shrink(file, a, b);
-        let case = to_case(&small)?;
+        let shrunk = shrink(file.clone(), a, b);
+        // The shrunk scenario must still differ every time; otherwise keep the original one.
+        let (small, case) = match to_case(&shrunk) {
+            Ok(c) if reproduces(&c, a, b) => (shrunk, c),
+            _ => (file, case),
+        };
         let Some((diff_t, diff, ra, rb)) = difference(&case, a, b) else {
-            return Err("a difference disappeared while shrinking".into());
+            // Reproduced RECHECKS + 1 times above; a disappearance now is flakiness too.
+            let folder = write_flaky(out_dir, &small, &runs, a, b)?;
+            report.flaky.push(folder);
+            continue;
         };
         let (truth, other, tn, on) = if truth_is_b {
             (&rb, &ra, b.name(), a.name())
@@ -601,17 +767,23 @@ pub fn fuzz(
             (&ra, &rb, a.name(), b.name())
         };
         let regression = regression_case(small, truth, other, (diff_t, &diff), &tn, &on);
-        std::fs::create_dir_all(out_dir).map_err(|e| e.to_string())?;
-        let path = out_dir.join(format!("{name}.yaml"));
-        let mut text = crate::yaml::to_string(&regression)?;
+        std::fs::create_dir_all(out_dir)
+            .map_err(|e| FuzzError::Write(format!("cannot create {}: {e}", out_dir.display())))?;
+        let path = fresh_path(out_dir, &name, ".yaml");
+        let mut text = crate::yaml::to_string(&regression).map_err(FuzzError::Write)?;
         text.insert_str(
             0,
             "# Written by `hpa-conformance fuzz`; review before committing.\n",
         );
-        std::fs::write(&path, text).map_err(|e| e.to_string())?;
+        write_new(&path, &text)?;
         report.differences.push(path);
         break;
     }
     report.elapsed = started.elapsed();
     Ok(report)
+}
+
+/// The scenario differs on every one of `RECHECKS + 1` runs.
+fn reproduces(case: &Case, a: &dyn Target, b: &dyn Target) -> bool {
+    (0..=RECHECKS).all(|_| difference(case, a, b).is_some())
 }

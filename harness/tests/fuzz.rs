@@ -101,3 +101,111 @@ fn a_planted_difference_is_found_shrunk_and_written_as_a_case() {
     ));
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// The core, except that every other session (the 1st, 3rd, …) answers one desired replica too
+/// many from its first tick on: a difference that does not reproduce on a re-run, like a timeout
+/// under load.
+struct Flaky(std::sync::atomic::AtomicUsize);
+
+impl Target for Flaky {
+    fn name(&self) -> String {
+        "flaky".into()
+    }
+    fn gate_support(&self) -> GateSupport {
+        GateSupport::PerCase
+    }
+    fn start(&self, case: &Case, settings: &Settings) -> Result<Box<dyn Session>, TargetError> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let inner = CoreTarget.start(case, settings)?;
+        if n % 2 == 0 {
+            Ok(Box::new(SkewAll(inner)))
+        } else {
+            Ok(inner)
+        }
+    }
+}
+
+struct SkewAll(Box<dyn Session>);
+
+impl Session for SkewAll {
+    fn tick(&mut self, s: &Snapshot) -> Result<TickOutcome, TargetError> {
+        let mut o = self.0.tick(s)?;
+        o.status.desired_replicas += 1;
+        Ok(o)
+    }
+}
+
+#[test]
+fn a_difference_that_does_not_reproduce_is_reported_flaky_with_both_traces() {
+    let out: PathBuf = std::env::temp_dir().join(format!("fuzz-flaky-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    // Sessions alternate between skewed and faithful (the preflight's start counts too), so the
+    // re-run of a difference does not show it again.
+    let flaky = Flaky(std::sync::atomic::AtomicUsize::new(1));
+    let report = fuzz(&CoreTarget, &flaky, 3, 4, &out, true).expect("fuzz");
+    assert!(report.differences.is_empty(), "{:?}", report.differences);
+    assert!(!report.flaky.is_empty(), "the flaky difference is reported");
+    let folder = &report.flaky[0];
+    for f in [
+        "scenario.yaml",
+        "summary.txt",
+        "run1-a.json",
+        "run1-b.json",
+        "run2-b.json",
+    ] {
+        assert!(
+            folder.join(f).is_file(),
+            "{f} written in {}",
+            folder.display()
+        );
+    }
+    let summary = std::fs::read_to_string(folder.join("summary.txt")).unwrap();
+    assert!(summary.contains("run 1: t=0"), "{summary}");
+    assert!(summary.contains("run 2: no difference"), "{summary}");
+    // The scenario loads as a case.
+    hpa_harness::case::load_case(&folder.join("scenario.yaml")).expect("scenario loads");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn fuzz_never_overwrites_a_case_and_a_target_that_cannot_start_is_an_error() {
+    let out: PathBuf =
+        std::env::temp_dir().join(format!("fuzz-nooverwrite-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    // The planted difference of seed 5 is written as fuzz-5-<i>.yaml; occupy every such name.
+    for i in 0..500 {
+        std::fs::write(out.join(format!("fuzz-5-{i}.yaml")), "keep me").unwrap();
+    }
+    let report = fuzz(&CoreTarget, &Skewed, 5, 500, &out, false).expect("fuzz");
+    let written = &report.differences[0];
+    assert!(
+        written
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .ends_with("-2.yaml"),
+        "{}",
+        written.display()
+    );
+    for i in 0..500 {
+        assert_eq!(
+            std::fs::read_to_string(out.join(format!("fuzz-5-{i}.yaml"))).unwrap(),
+            "keep me"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+
+    let missing = make_target(
+        "exec:/nonexistent/hpa-implementation",
+        Duration::from_secs(5),
+    )
+    .expect("target");
+    let e = fuzz(&CoreTarget, missing.as_ref(), 1, 10, &out, true).unwrap_err();
+    assert!(
+        matches!(e, hpa_harness::fuzz::FuzzError::TargetUnusable { .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("cannot start"), "{e}");
+    assert!(!out.exists(), "nothing written for an unusable target");
+}
