@@ -59,6 +59,8 @@ pub enum Command {
         /// (default: Kubernetes 1.36's defaults). Cases that assume other values are skipped.
         #[arg(long, value_delimiter = ',')]
         feature_gates: Vec<String>,
+        #[command(flatten)]
+        cluster: ClusterArgs,
     },
     /// Print a case's tick-by-tick trace as a table that says why each decision was made.
     Explain {
@@ -115,6 +117,27 @@ pub enum Command {
         #[arg(long)]
         protocol: bool,
     },
+}
+
+/// Options of `--target cluster` (the real-time lane, `harness/src/cluster`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ClusterArgs {
+    /// `--target cluster`: the kubeconfig (default: `$KUBECONFIG`, else `~/.kube/config`).
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// `--target cluster`: the kubeconfig context (default: the current one).
+    #[arg(long)]
+    context: Option<String>,
+    /// `--target cluster`: the cluster's controller runs every HPA duration divided by this
+    /// (kind-config/cluster-x5.yaml: 5); each case's durations are divided likewise.
+    #[arg(long, default_value_t = 1)]
+    time_scale: u32,
+    /// `--target cluster`: cluster seconds added to one sync period for the timing tolerance.
+    #[arg(long, default_value_t = 2.0)]
+    margin_seconds: f64,
+    /// `--target cluster`: cases run at once, each in its own namespace.
+    #[arg(long, default_value_t = 16)]
+    parallel: usize,
 }
 
 /// The JSON Schema of case files, as written to `cases/schema.json`.
@@ -308,10 +331,14 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             format,
             filter,
             feature_gates,
+            cluster,
         } => {
-            let target = make_target(&target, Duration::from_secs(step_timeout)).map_err(usage)?;
             let fixed_gates =
                 hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
+            if target == "cluster" {
+                return run_on_cluster(paths, filter, format, fixed_gates, cluster, out, err);
+            }
+            let target = make_target(&target, Duration::from_secs(step_timeout)).map_err(usage)?;
             let paths = if paths.is_empty() {
                 vec![PathBuf::from("cases")]
             } else {
@@ -358,4 +385,71 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             Ok(if ok { 0 } else { 1 })
         }
     }
+}
+
+/// `run --target cluster`: the real-time lane.
+fn run_on_cluster(
+    paths: Vec<PathBuf>,
+    filter: Option<String>,
+    format: Format,
+    fixed_gates: BTreeMap<String, bool>,
+    args: ClusterArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32, String> {
+    if args.time_scale == 0 {
+        return Err(usage("--time-scale must be at least 1"));
+    }
+    if !(args.margin_seconds.is_finite() && args.margin_seconds >= 0.0) {
+        return Err(usage("--margin-seconds must be a non-negative number"));
+    }
+    let mut gates = hpa_reference::FeatureGates::KUBERNETES_1_36;
+    for (name, v) in &fixed_gates {
+        gates.set(name, *v).map_err(usage)?;
+    }
+    let opts = crate::cluster::ClusterOptions {
+        kubeconfig: args.kubeconfig,
+        context: args.context,
+        settings: crate::cluster::plan::ClusterSettings::defaults_scaled(args.time_scale),
+        gates,
+        margin: Duration::from_secs_f64(args.margin_seconds),
+        parallel: args.parallel,
+    };
+    let paths = if paths.is_empty() {
+        vec![PathBuf::from("cases")]
+    } else {
+        paths
+    };
+    let (mut cases, bad_input) = load_all(&paths);
+    if let Some(f) = &filter {
+        cases.retain(|c| {
+            c.name().contains(f.as_str()) || c.path.to_string_lossy().contains(f.as_str())
+        });
+    }
+    let run_opts = RunOptions {
+        fixed_gates: BTreeMap::new(),
+    };
+    let (description, results) = match crate::cluster::run_all(&cases, &opts, &run_opts) {
+        Ok(r) => r,
+        Err(e @ crate::cluster::ClusterError::Interrupted(_)) => {
+            let _ = writeln!(err, "{e}");
+            return Ok(130);
+        }
+        Err(e) => return Err(usage(e)),
+    };
+    let report = RunReport {
+        target: description,
+        results,
+        bad_input,
+    };
+    for e in &report.bad_input {
+        let _ = writeln!(err, "{e}");
+    }
+    let text = match format {
+        Format::Human => report::human::render(&report),
+        Format::Json => report::json::render(&report),
+        Format::Junit => report::junit::render(&report),
+    };
+    let _ = out.write_all(text.as_bytes());
+    Ok(report.exit_code())
 }

@@ -6,6 +6,7 @@
 
 pub mod case;
 pub mod cli;
+pub mod cluster;
 pub mod fuzz;
 pub mod lint;
 pub mod protocol;

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use hpa_reference::quantity::parse_milli;
-use hpa_reference::{FeatureGates, Settings};
+use hpa_reference::{Event, FeatureGates, Settings};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
 use serde::Serialize;
 
 use crate::case::Case;
@@ -121,7 +122,13 @@ pub fn resolve_settings(
     })
 }
 
-fn fail(t: Option<i64>, check: &str, expected: impl ToString, actual: impl ToString) -> Failure {
+/// A failed check.
+pub fn fail(
+    t: Option<i64>,
+    check: &str,
+    expected: impl ToString,
+    actual: impl ToString,
+) -> Failure {
     Failure {
         t,
         check: check.into(),
@@ -143,8 +150,13 @@ fn same_quantity(
     }
 }
 
-fn check_metrics(t: i64, want: &[ExpectMetric], outcome: &TickOutcome, out: &mut Vec<Failure>) {
-    let have: Vec<_> = outcome.status.current_metrics.iter().flatten().collect();
+fn check_metrics(
+    t: i64,
+    want: &[ExpectMetric],
+    status: &HorizontalPodAutoscalerStatus,
+    out: &mut Vec<Failure>,
+) {
+    let have: Vec<_> = status.current_metrics.iter().flatten().collect();
     if have.len() != want.len() {
         out.push(fail(
             Some(t),
@@ -192,7 +204,19 @@ fn check_metrics(t: i64, want: &[ExpectMetric], outcome: &TickOutcome, out: &mut
 }
 
 fn check_tick(x: &ExpectAt, t: i64, replicas: i32, outcome: &TickOutcome, out: &mut Vec<Failure>) {
-    let s = &outcome.status;
+    check_state(x, t, replicas, &outcome.status, out);
+    check_events(x, t, &outcome.events, out);
+}
+
+/// Checks an expectation's state part (replicas, status fields, conditions, currentMetrics)
+/// against the scale target's replicas and the HPA status at one instant.
+pub fn check_state(
+    x: &ExpectAt,
+    t: i64,
+    replicas: i32,
+    s: &HorizontalPodAutoscalerStatus,
+    out: &mut Vec<Failure>,
+) {
     if let Some(r) = x.replicas
         && r != replicas
     {
@@ -254,9 +278,16 @@ fn check_tick(x: &ExpectAt, t: i64, replicas: i32, outcome: &TickOutcome, out: &
             out.push(fail(Some(t), "condition", want, have));
         }
     }
+    if let Some(m) = &x.current_metrics {
+        check_metrics(t, m, s, out);
+    }
+}
+
+/// Checks an expectation's events: exactly these, in this order.
+pub fn check_events(x: &ExpectAt, t: i64, have: &[Event], out: &mut Vec<Failure>) {
     if let Some(events) = &x.events {
-        let ok = events.len() == outcome.events.len()
-            && events.iter().zip(&outcome.events).all(|(w, h)| {
+        let ok = events.len() == have.len()
+            && events.iter().zip(have).all(|(w, h)| {
                 w.reason == h.reason
                     && w.type_.as_ref().is_none_or(|ty| ty == h.type_.as_str())
                     && w.message_contains
@@ -274,8 +305,7 @@ fn check_tick(x: &ExpectAt, t: i64, replicas: i32, outcome: &TickOutcome, out: &
                     s
                 })
                 .collect();
-            let have: Vec<String> = outcome
-                .events
+            let have: Vec<String> = have
                 .iter()
                 .map(|e| format!("{} {}: {}", e.type_.as_str(), e.reason, e.message))
                 .collect();
@@ -286,9 +316,6 @@ fn check_tick(x: &ExpectAt, t: i64, replicas: i32, outcome: &TickOutcome, out: &
                 format!("{have:?}"),
             ));
         }
-    }
-    if let Some(m) = &x.current_metrics {
-        check_metrics(t, m, outcome, out);
     }
 }
 

@@ -561,6 +561,22 @@ impl World {
         }
     }
 
+    /// The pod template of the scale target: the labels its pods carry and their spec (what a
+    /// real cluster's workload is created from).
+    pub fn pod_template(&self) -> (BTreeMap<String, String>, PodSpec) {
+        let labels = self.pod_labels();
+        let probe = SimPod {
+            name: String::new(),
+            created: 0,
+            initial: true,
+            phase: None,
+            ready: None,
+            deleted: false,
+        };
+        let spec = self.pod_object(&probe, 0, &labels).spec.unwrap_or_default();
+        (labels, spec)
+    }
+
     /// Labels that match the target's selector (for its pods).
     fn pod_labels(&self) -> BTreeMap<String, String> {
         let mut labels = BTreeMap::new();

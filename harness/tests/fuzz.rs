@@ -117,7 +117,7 @@ impl Target for Flaky {
     fn start(&self, case: &Case, settings: &Settings) -> Result<Box<dyn Session>, TargetError> {
         let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let inner = CoreTarget.start(case, settings)?;
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             Ok(Box::new(SkewAll(inner)))
         } else {
             Ok(inner)

@@ -1,0 +1,339 @@
+//! The Kubernetes side of the real-time lane: the simulated node the harness owns (kwok-style: a
+//! Node object and its Lease kept fresh, no kubelet), namespaces, the scale target, the pods'
+//! status as the case's world says, the HPA, and the metrics stub's per-namespace answers.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use kube::Client;
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams,
+};
+use serde_json::{Value, json};
+
+use super::plan::WorkloadKind;
+
+/// The simulated node every case's pods are bound to.
+pub const SIM_NODE: &str = "hpa-conformance-sim";
+/// The label that marks the namespaces of a run (value: the run id).
+pub const RUN_LABEL: &str = "hpa-conformance.dev/run";
+/// Where the metrics stub runs.
+pub const STUB_NAMESPACE: &str = "hpa-conformance-system";
+/// The metrics stub's Service.
+pub const STUB_SERVICE: &str = "hpa-metrics-stub";
+/// The image named by the scale target's pod template (never run: no kubelet runs these pods).
+pub const POD_IMAGE: &str = "hpa-conformance/app:1";
+
+/// A Kubernetes API error, as text.
+pub type KubeResult<T> = Result<T, String>;
+
+fn err(what: &str) -> impl Fn(kube::Error) -> String + '_ {
+    move |e| format!("{what}: {e}")
+}
+
+fn now_micro() -> MicroTime {
+    MicroTime(k8s_openapi::jiff::Timestamp::now())
+}
+
+/// Creates the simulated node if it is missing and marks it Ready with a fresh Lease.
+pub async fn ensure_sim_node(client: &Client) -> KubeResult<()> {
+    let nodes: Api<Node> = Api::all(client.clone());
+    if nodes
+        .get_opt(SIM_NODE)
+        .await
+        .map_err(err("reading the simulated node"))?
+        .is_none()
+    {
+        let node: Node = serde_json::from_value(json!({
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": SIM_NODE,
+                "labels": {"type": "hpa-conformance-sim", "kubernetes.io/hostname": SIM_NODE},
+            },
+            "spec": {
+                // Nothing but the cases' pods (bound by nodeName, tolerating everything) lands here.
+                "taints": [{"key": "hpa-conformance.dev/simulated", "value": "true", "effect": "NoSchedule"}]
+            }
+        }))
+        .map_err(|e| e.to_string())?;
+        nodes
+            .create(&PostParams::default(), &node)
+            .await
+            .map_err(err("creating the simulated node"))?;
+    }
+    heartbeat(client).await
+}
+
+/// Renews the simulated node's Lease and Ready condition (what a kubelet would do every 10 s).
+pub async fn heartbeat(client: &Client) -> KubeResult<()> {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let now = k8s_openapi::jiff::Timestamp::now().to_string();
+    let status = json!({"status": {
+        "capacity": {"cpu": "1000", "memory": "4Ti", "pods": "10000"},
+        "allocatable": {"cpu": "1000", "memory": "4Ti", "pods": "10000"},
+        "conditions": [{
+            "type": "Ready", "status": "True", "reason": "KubeletReady",
+            "message": "simulated by hpa-conformance", "lastHeartbeatTime": now,
+            "lastTransitionTime": now
+        }]
+    }});
+    nodes
+        .patch_status(SIM_NODE, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .map_err(err("updating the simulated node's status"))?;
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
+    let lease = json!({
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": SIM_NODE, "namespace": "kube-node-lease"},
+        "spec": {"holderIdentity": SIM_NODE, "leaseDurationSeconds": 40, "renewTime": now_micro()}
+    });
+    leases
+        .patch(
+            SIM_NODE,
+            &PatchParams::apply("hpa-conformance").force(),
+            &Patch::Apply(&lease),
+        )
+        .await
+        .map_err(err("renewing the simulated node's lease"))?;
+    Ok(())
+}
+
+/// Creates a namespace for a case, labelled with the run id.
+pub async fn create_namespace(client: &Client, name: &str, run: &str) -> KubeResult<()> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let ns: Namespace = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": name, "labels": {RUN_LABEL: run}}
+    }))
+    .map_err(|e| e.to_string())?;
+    api.create(&PostParams::default(), &ns)
+        .await
+        .map_err(err("creating the case's namespace"))?;
+    Ok(())
+}
+
+/// Deletes a namespace (in the background: the API server finishes it).
+pub async fn delete_namespace(client: &Client, name: &str) {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let _ = api.delete(name, &DeleteParams::background()).await;
+}
+
+/// Deletes every namespace of a run (Ctrl-C), and returns their names.
+pub async fn delete_run_namespaces(client: &Client, run: &str) -> Vec<String> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let list = api
+        .list(&ListParams::default().labels(&format!("{RUN_LABEL}={run}")))
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default();
+    let mut names = Vec::new();
+    for ns in list {
+        if let Some(n) = ns.metadata.name {
+            delete_namespace(client, &n).await;
+            names.push(n);
+        }
+    }
+    names
+}
+
+/// The API resource of a workload kind.
+pub fn workload_resource(kind: WorkloadKind) -> ApiResource {
+    let gvk = match kind {
+        WorkloadKind::Deployment => GroupVersionKind::gvk("apps", "v1", "Deployment"),
+        WorkloadKind::ReplicaSet => GroupVersionKind::gvk("apps", "v1", "ReplicaSet"),
+        WorkloadKind::ReplicationController => {
+            GroupVersionKind::gvk("", "v1", "ReplicationController")
+        }
+    };
+    ApiResource::from_gvk(&gvk)
+}
+
+/// Creates the scale target: `replicas` pods from `spec` with `labels`, bound to the simulated
+/// node, tolerating every taint (so no controller evicts them).
+pub async fn create_workload(
+    client: &Client,
+    ns: &str,
+    kind: WorkloadKind,
+    name: &str,
+    replicas: i32,
+    labels: &BTreeMap<String, String>,
+    spec: &PodSpec,
+) -> KubeResult<()> {
+    let mut pod_spec = serde_json::to_value(spec).map_err(|e| e.to_string())?;
+    if let Some(obj) = pod_spec.as_object_mut() {
+        obj.insert("nodeName".into(), json!(SIM_NODE));
+        obj.insert("tolerations".into(), json!([{"operator": "Exists"}]));
+        obj.insert("terminationGracePeriodSeconds".into(), json!(0));
+        for list in ["containers", "initContainers"] {
+            if let Some(Value::Array(cs)) = obj.get_mut(list) {
+                for c in cs {
+                    c["image"] = json!(POD_IMAGE);
+                    c["imagePullPolicy"] = json!("Never");
+                }
+            }
+        }
+    }
+    let template = json!({"metadata": {"labels": labels}, "spec": pod_spec});
+    let ar = workload_resource(kind);
+    let selector = match kind {
+        WorkloadKind::ReplicationController => json!(labels),
+        _ => json!({"matchLabels": labels}),
+    };
+    let obj = json!({
+        "apiVersion": ar.api_version, "kind": ar.kind,
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"replicas": replicas, "selector": selector, "template": template}
+    });
+    let obj: DynamicObject = serde_json::from_value(obj).map_err(|e| e.to_string())?;
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
+    api.create(&PostParams::default(), &obj)
+        .await
+        .map_err(err("creating the scale target"))?;
+    Ok(())
+}
+
+/// The scale target's `spec.replicas` (through its scale subresource).
+pub async fn get_replicas(
+    client: &Client,
+    ns: &str,
+    kind: WorkloadKind,
+    name: &str,
+) -> KubeResult<i32> {
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), ns, &workload_resource(kind));
+    let scale = api
+        .get_scale(name)
+        .await
+        .map_err(err("reading the scale"))?;
+    Ok(scale.spec.and_then(|s| s.replicas).unwrap_or(0))
+}
+
+/// Sets the scale target's `spec.replicas` (a manual scale, as `kubectl scale` does).
+pub async fn set_replicas(
+    client: &Client,
+    ns: &str,
+    kind: WorkloadKind,
+    name: &str,
+    replicas: i32,
+) -> KubeResult<()> {
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), ns, &workload_resource(kind));
+    api.patch_scale(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"spec": {"replicas": replicas}})),
+    )
+    .await
+    .map_err(err("scaling the target"))?;
+    Ok(())
+}
+
+/// Creates the HPA.
+pub async fn create_hpa(
+    client: &Client,
+    ns: &str,
+    hpa: &HorizontalPodAutoscaler,
+) -> KubeResult<()> {
+    let mut hpa = hpa.clone();
+    hpa.metadata.namespace = Some(ns.to_string());
+    hpa.status = None;
+    let api: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
+    api.create(&PostParams::default(), &hpa)
+        .await
+        .map_err(err("creating the HPA"))?;
+    Ok(())
+}
+
+/// Applies a JSON merge patch to the HPA.
+pub async fn patch_hpa(client: &Client, ns: &str, name: &str, patch: &Value) -> KubeResult<()> {
+    let api: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
+    api.patch(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .map_err(err("patching the HPA"))?;
+    Ok(())
+}
+
+/// Writes a pod's status (phase, start time, Ready condition).
+pub async fn patch_pod_status(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    status: &Value,
+) -> KubeResult<()> {
+    let api: Api<Pod> = Api::namespaced(client.clone(), ns);
+    api.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"status": status})),
+    )
+    .await
+    .map_err(err("writing a pod's status"))?;
+    Ok(())
+}
+
+/// Removes a terminating pod at once (no kubelet will confirm its graceful deletion).
+pub async fn force_delete_pod(client: &Client, ns: &str, name: &str) {
+    let api: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let dp = DeleteParams {
+        grace_period_seconds: Some(0),
+        ..DeleteParams::default()
+    };
+    let _ = api.delete(name, &dp).await;
+}
+
+/// The path of the metrics stub's control API for a namespace, through the API server's
+/// service proxy.
+pub fn stub_path(ns: &str) -> String {
+    format!(
+        "/api/v1/namespaces/{STUB_NAMESPACE}/services/https:{STUB_SERVICE}:https/proxy/control/namespaces/{ns}"
+    )
+}
+
+/// Replaces the metrics stub's answers for a namespace.
+pub async fn put_stub(client: &Client, ns: &str, doc: &Value) -> KubeResult<()> {
+    let body = serde_json::to_vec(doc).map_err(|e| e.to_string())?;
+    let req = http::Request::put(stub_path(ns))
+        .header("content-type", "application/json")
+        .body(body)
+        .map_err(|e| e.to_string())?;
+    client
+        .request_text(req)
+        .await
+        .map_err(err("setting the metrics stub's answers"))?;
+    Ok(())
+}
+
+/// Forgets a namespace in the metrics stub.
+pub async fn delete_stub(client: &Client, ns: &str) {
+    if let Ok(req) = http::Request::delete(stub_path(ns)).body(Vec::new()) {
+        let _ = client.request_text(req).await;
+    }
+}
+
+/// Waits until the metrics stub answers through the service proxy.
+pub async fn stub_ready(client: &Client) -> KubeResult<()> {
+    let path = format!(
+        "/api/v1/namespaces/{STUB_NAMESPACE}/services/https:{STUB_SERVICE}:https/proxy/healthz"
+    );
+    let mut last = String::new();
+    for _ in 0..30 {
+        let req = http::Request::get(path.as_str())
+            .body(Vec::new())
+            .map_err(|e| e.to_string())?;
+        match client.request_text(req).await {
+            Ok(_) => return Ok(()),
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    Err(format!(
+        "the metrics stub does not answer ({last}); install it with `just kind-stub`"
+    ))
+}

@@ -1,0 +1,472 @@
+//! One case in real time on a cluster: the case's world (the same [`World`] the virtual-time
+//! runner uses: pods' start and readiness, how a load is spread, which pods a shrink removes) is
+//! advanced on the wall clock and mirrored into the cluster — pod status on the simulated node,
+//! metrics through the stub, manual scaling, HPA patches — while the controller under test runs
+//! on its own schedule. What it writes (the scale, the HPA status, events) is sampled.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use hpa_reference::conditions::{core_time, kube_time};
+use hpa_reference::metrics_api::{MetricsApis, parse_go_duration};
+use hpa_reference::{Event, EventType, Time};
+use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
+use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as KubeTime;
+use kube::Client;
+use kube::api::{Api, ListParams};
+use serde_json::{Value, json};
+
+use super::kube as k;
+use super::plan::{ClusterSettings, Plan, scale_behavior};
+use crate::case::Case;
+use crate::world::{EPOCH_SECS, World};
+
+const MICROS: i64 = 1_000_000;
+
+/// Case time on the wall clock: case t = 0 is the instant the HPA was created, and one cluster
+/// second stands for `scale` case seconds.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    t0: i64,
+    scale: i64,
+}
+
+fn wall_micros() -> i64 {
+    k8s_openapi::jiff::Timestamp::now().as_microsecond()
+}
+
+impl Clock {
+    /// A clock whose t = 0 is `t0` (microseconds since the Unix epoch).
+    pub fn new(t0: i64, scale: u32) -> Self {
+        Clock {
+            t0,
+            scale: i64::from(scale.max(1)),
+        }
+    }
+
+    /// Case seconds at a real instant.
+    pub fn case_secs(&self, real: Time) -> f64 {
+        (real.as_micros() - self.t0) as f64 * self.scale as f64 / MICROS as f64
+    }
+
+    /// Case seconds now.
+    pub fn now(&self) -> f64 {
+        self.case_secs(Time::from_micros(wall_micros()))
+    }
+
+    /// The real instant of a world instant (the world counts from 2000-01-01T00:00:00Z).
+    pub fn real(&self, world: Time) -> Time {
+        let v = world.as_micros() - EPOCH_SECS * MICROS;
+        Time::from_micros(self.t0 + v.div_euclid(self.scale))
+    }
+
+    /// The world instant of a real instant.
+    pub fn world(&self, real: Time) -> Time {
+        Time::from_micros(EPOCH_SECS * MICROS + (real.as_micros() - self.t0) * self.scale)
+    }
+
+    fn real_kube(&self, t: &KubeTime) -> KubeTime {
+        kube_time(self.real(core_time(t)))
+    }
+
+    fn world_kube(&self, t: &KubeTime) -> KubeTime {
+        kube_time(self.world(core_time(t)))
+    }
+
+    /// A duration of case time in cluster time.
+    pub fn cluster_duration(&self, case: Duration) -> Duration {
+        case / self.scale as u32
+    }
+}
+
+/// What the controller had written at one instant.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    /// Case seconds.
+    pub t: f64,
+    /// The scale target's `spec.replicas`.
+    pub replicas: i32,
+    /// The HPA status, its times in case time.
+    pub status: HorizontalPodAutoscalerStatus,
+    /// Pods: total and ready (as the world has them).
+    pub pods: (usize, usize),
+}
+
+/// An event the controller recorded, at the case second it was seen.
+#[derive(Debug, Clone)]
+pub struct Occurrence {
+    /// Case seconds.
+    pub t: f64,
+    /// The event.
+    pub event: Event,
+}
+
+/// Everything observed of one case.
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    /// The replicas the case starts with.
+    pub initial: i32,
+    /// Samples, in time order.
+    pub samples: Vec<Sample>,
+    /// Events, in the order seen.
+    pub events: Vec<Occurrence>,
+}
+
+/// Where and how to run a case.
+pub struct Lane<'a> {
+    /// The cluster.
+    pub client: &'a Client,
+    /// The namespace made for the case.
+    pub namespace: String,
+    /// The cluster's controller settings.
+    pub settings: &'a ClusterSettings,
+    /// Case seconds to keep sampling after the case's duration.
+    pub tail: f64,
+}
+
+/// The world's pod status with times moved to the cluster's clock, as JSON for a status patch.
+fn real_status(pod: &Pod, clock: &Clock) -> Value {
+    let mut status = pod.status.clone().unwrap_or_default();
+    status.start_time = status.start_time.as_ref().map(|t| clock.real_kube(t));
+    for c in status.conditions.iter_mut().flatten() {
+        c.last_transition_time = c.last_transition_time.as_ref().map(|t| clock.real_kube(t));
+    }
+    serde_json::to_value(&status).unwrap_or(Value::Null)
+}
+
+fn scaled_window(window: &str, scale: i64) -> String {
+    match parse_go_duration(window) {
+        Some(d) => {
+            let ms = d.as_millis() as i64 / scale;
+            if ms % 1000 == 0 {
+                format!("{}s", ms / 1000)
+            } else {
+                format!("{ms}ms")
+            }
+        }
+        None => window.to_string(),
+    }
+}
+
+/// The world's metrics answers for the cluster: pod names mapped to the real pods, times moved
+/// to the cluster's clock, windows divided by the time scale.
+fn real_metrics(
+    apis: &MetricsApis,
+    names: &BTreeMap<String, String>,
+    clock: &Clock,
+) -> MetricsApis {
+    let mut out = apis.clone();
+    out.resource.items = apis
+        .resource
+        .items
+        .iter()
+        .filter_map(|m| {
+            let real = names.get(m.metadata.name.as_deref()?)?;
+            let mut m = m.clone();
+            m.metadata.name = Some(real.clone());
+            m.metadata.namespace = None;
+            m.timestamp = clock.real_kube(&m.timestamp);
+            m.window = scaled_window(&m.window, clock.scale);
+            Some(m)
+        })
+        .collect();
+    for (key, answer) in &apis.pods {
+        let items = answer
+            .items
+            .iter()
+            .filter_map(|v| {
+                let real = names.get(&v.pod)?;
+                let mut v = v.clone();
+                v.pod = real.clone();
+                v.timestamp = clock.real_kube(&v.timestamp);
+                v.window_seconds = v.window_seconds.map(|w| w / clock.scale);
+                Some(v)
+            })
+            .collect();
+        if let Some(a) = out.pods.get_mut(key) {
+            a.items = items;
+        }
+    }
+    for a in out.object.values_mut() {
+        if let Some(v) = a.value.as_mut() {
+            v.timestamp = clock.real_kube(&v.timestamp);
+        }
+    }
+    for a in out.external.values_mut() {
+        for v in &mut a.items {
+            v.timestamp = clock.real_kube(&v.timestamp);
+        }
+    }
+    out
+}
+
+/// The HPA status with its times in case time.
+fn case_status(
+    status: &HorizontalPodAutoscalerStatus,
+    clock: &Clock,
+) -> HorizontalPodAutoscalerStatus {
+    let mut s = status.clone();
+    s.last_scale_time = s.last_scale_time.as_ref().map(|t| clock.world_kube(t));
+    for c in s.conditions.iter_mut().flatten() {
+        c.last_transition_time = c.last_transition_time.as_ref().map(|t| clock.world_kube(t));
+    }
+    s
+}
+
+fn creation(p: &Pod) -> (i64, String) {
+    (
+        p.metadata
+            .creation_timestamp
+            .as_ref()
+            .map_or(0, |t| t.0.as_microsecond()),
+        p.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
+/// The live pods of the case, oldest first; terminating ones are removed at once.
+async fn live_pods(lane: &Lane<'_>, selector: &str) -> Result<Vec<Pod>, String> {
+    let api: Api<Pod> = Api::namespaced(lane.client.clone(), &lane.namespace);
+    let list = api
+        .list(&ListParams::default().labels(selector))
+        .await
+        .map_err(|e| format!("listing pods: {e}"))?;
+    let mut live = Vec::new();
+    for p in list.items {
+        if p.metadata.deletion_timestamp.is_some() {
+            if let Some(n) = &p.metadata.name {
+                k::force_delete_pod(lane.client, &lane.namespace, n).await;
+            }
+        } else {
+            live.push(p);
+        }
+    }
+    live.sort_by_key(creation);
+    Ok(live)
+}
+
+/// Mirrors the world's pods onto the real ones (both oldest first) and returns world name → real
+/// name. A status is written only when it changed.
+async fn mirror_pods(
+    lane: &Lane<'_>,
+    world_pods: &[Pod],
+    real: &[Pod],
+    clock: &Clock,
+    written: &mut BTreeMap<String, Value>,
+) -> Result<BTreeMap<String, String>, String> {
+    let mut names = BTreeMap::new();
+    for (w, r) in world_pods.iter().zip(real) {
+        let (Some(wn), Some(rn)) = (w.metadata.name.clone(), r.metadata.name.clone()) else {
+            continue;
+        };
+        let status = real_status(w, clock);
+        if written.get(&rn) != Some(&status) {
+            k::patch_pod_status(lane.client, &lane.namespace, &rn, &status).await?;
+            written.insert(rn.clone(), status);
+        }
+        names.insert(wn, rn);
+    }
+    Ok(names)
+}
+
+fn stub_doc(apis: &MetricsApis, real: &[Pod]) -> Value {
+    let pods: Vec<Value> = real
+        .iter()
+        .map(|p| {
+            json!({
+                "name": p.metadata.name,
+                "labels": p.metadata.labels.clone().unwrap_or_default(),
+            })
+        })
+        .collect();
+    json!({"pods": pods, "metrics": apis})
+}
+
+fn event_of(e: &KubeEvent) -> Event {
+    Event {
+        type_: if e.type_.as_deref() == Some("Warning") {
+            EventType::Warning
+        } else {
+            EventType::Normal
+        },
+        reason: e.reason.clone().unwrap_or_default(),
+        message: e.message.clone().unwrap_or_default(),
+    }
+}
+
+/// Runs the case: sets it up, advances its world on the wall clock while sampling what the
+/// controller does, and tears it down. An error is a problem of the cluster, not of the
+/// controller under test.
+pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, String> {
+    let c = lane.client;
+    let ns = lane.namespace.as_str();
+    let scale = lane.settings.time_scale.max(1);
+    let mut world = World::new(case);
+    let mut timeline: Vec<_> = case.file.timeline.iter().collect();
+    timeline.sort_by_key(|e| e.at);
+    let mut applied = 0;
+    while applied < timeline.len() && timeline[applied].at == 0 {
+        world.apply(timeline[applied], 0);
+        applied += 1;
+    }
+    let target = case.hpa.spec.scale_target_ref.name.clone();
+    let (labels, spec) = world.pod_template();
+    let selector = labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    k::create_workload(c, ns, plan.kind, &target, world.replicas(), &labels, &spec).await?;
+
+    // Wait for the workload's pods before the clock starts.
+    let want = world.replicas().max(0) as usize;
+    let mut real = Vec::new();
+    for _ in 0..120 {
+        real = live_pods(lane, &selector).await?;
+        if real.len() == want {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    if real.len() != want {
+        return Err(format!(
+            "the {:?} made {} of its {want} pods in 30 s",
+            plan.kind,
+            real.len()
+        ));
+    }
+
+    // t = 0 is the next whole second: pods and metrics are in place before the HPA exists.
+    let t0 = (wall_micros() / MICROS + 2) * MICROS;
+    let clock = Clock::new(t0, scale);
+    let mut written = BTreeMap::new();
+    let snapshot = world.snapshot(0);
+    let names = mirror_pods(lane, &snapshot.pods, &real, &clock, &mut written).await?;
+    let mut last_doc = stub_doc(&real_metrics(&snapshot.metrics, &names, &clock), &real);
+    k::put_stub(c, ns, &last_doc).await?;
+    let wait = t0 - wall_micros();
+    if wait > 0 {
+        tokio::time::sleep(Duration::from_micros(wait as u64)).await;
+    }
+    k::create_hpa(c, ns, &plan.hpa).await?;
+
+    let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(c.clone(), ns);
+    let events_api: Api<KubeEvent> = Api::namespaced(c.clone(), ns);
+    let hpa_name = case.hpa.metadata.name.clone().unwrap_or_default();
+    let mut observed = Observed {
+        initial: case.file.workload.replicas,
+        ..Observed::default()
+    };
+    let mut seen_counts: BTreeMap<String, i32> = BTreeMap::new();
+    let end = f64::from(case.duration) + lane.tail;
+    let cycle = (lane.settings.sync_period / 6)
+        .clamp(Duration::from_millis(200), Duration::from_millis(500));
+    let mut errors = 0;
+    let mut last_events = 0.0f64;
+    loop {
+        let now = clock.now();
+        if now > end {
+            break;
+        }
+        let ti = now.floor() as i64;
+        let step: Result<(), String> = async {
+            // The timeline entries due.
+            while applied < timeline.len() && i64::from(timeline[applied].at) <= ti {
+                let e = timeline[applied];
+                let at = i64::from(e.at);
+                world.apply(e, at);
+                if e.set_replicas.is_some() {
+                    k::set_replicas(c, ns, plan.kind, &target, world.replicas()).await?;
+                }
+                if let Some(p) = &e.hpa_patch {
+                    let mut p = p.clone();
+                    scale_behavior(&mut p, scale)?;
+                    k::patch_hpa(c, ns, &hpa_name, &p).await?;
+                }
+                applied += 1;
+            }
+            // The controller's (or a manual) scale write moves the world.
+            let replicas = k::get_replicas(c, ns, plan.kind, &target).await?;
+            if replicas != world.replicas() {
+                world.set_replicas(replicas, ti);
+            }
+            let snapshot = world.snapshot(ti);
+            let real = live_pods(lane, &selector).await?;
+            let names = mirror_pods(lane, &snapshot.pods, &real, &clock, &mut written).await?;
+            let doc = stub_doc(&real_metrics(&snapshot.metrics, &names, &clock), &real);
+            if doc != last_doc {
+                k::put_stub(c, ns, &doc).await?;
+                last_doc = doc;
+            }
+            let hpa = hpas
+                .get(&hpa_name)
+                .await
+                .map_err(|e| format!("reading the HPA: {e}"))?;
+            observed.samples.push(Sample {
+                t: clock.now(),
+                replicas,
+                status: case_status(&hpa.status.unwrap_or_default(), &clock),
+                pods: world.pod_counts(ti),
+            });
+            if now - last_events >= f64::from(scale) || now + 1.0 > end {
+                last_events = now;
+                let list = events_api
+                    .list(
+                        &ListParams::default()
+                            .fields("involvedObject.kind=HorizontalPodAutoscaler"),
+                    )
+                    .await
+                    .map_err(|e| format!("listing events: {e}"))?;
+                let t = clock.now();
+                for e in &list.items {
+                    let uid = e.metadata.uid.clone().unwrap_or_default();
+                    let count = e.count.unwrap_or(1).max(1);
+                    let before = seen_counts.insert(uid, count).unwrap_or(0);
+                    for _ in before..count {
+                        observed.events.push(Occurrence {
+                            t,
+                            event: event_of(e),
+                        });
+                    }
+                }
+            }
+            Ok(())
+        }
+        .await;
+        match step {
+            Ok(()) => errors = 0,
+            Err(e) => {
+                errors += 1;
+                if errors >= 20 {
+                    return Err(format!("the cluster kept failing: {e}"));
+                }
+            }
+        }
+        tokio::time::sleep(cycle).await;
+    }
+    Ok(observed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_maps_world_time_to_cluster_time_and_back() {
+        let t0 = 1_800_000_000 * MICROS;
+        let clock = Clock::new(t0, 5);
+        let world_60 = Time::from_secs(EPOCH_SECS + 60);
+        assert_eq!(clock.real(world_60), Time::from_micros(t0 + 12 * MICROS));
+        assert_eq!(clock.world(Time::from_micros(t0 + 12 * MICROS)), world_60);
+        // Before t = 0 (pods started an hour before the case).
+        let world_early = Time::from_secs(EPOCH_SECS - 3600);
+        assert_eq!(
+            clock.real(world_early),
+            Time::from_micros(t0 - 720 * MICROS)
+        );
+        assert_eq!(clock.case_secs(Time::from_micros(t0 + 3 * MICROS)), 15.0);
+        assert_eq!(scaled_window("30s", 5), "6s");
+        assert_eq!(scaled_window("1m0s", 1), "60s");
+        assert_eq!(scaled_window("1s", 5), "200ms");
+    }
+}

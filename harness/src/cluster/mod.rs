@@ -1,0 +1,280 @@
+//! The real-time lane: the corpus on a real cluster (`--target cluster`). Beside the virtual-time
+//! runner, not inside it: here the controller under test (kube-controller-manager's HPA
+//! controller, or the reference controller deployed in the cluster) owns its schedule, and the
+//! lane applies each case's timeline on the wall clock and samples what the controller writes.
+//!
+//! - [`plan`]: what a cluster can pose of a case (else a skip with the reason), and time scaling;
+//! - [`lane`]: one case in its own namespace, its pods on a simulated node, metrics through the
+//!   in-cluster stub (`metrics-stub/`);
+//! - [`check`]: the case's expectations over the samples, with a timing tolerance of one sync
+//!   period plus a stated margin.
+
+pub mod check;
+pub mod kube;
+pub mod lane;
+pub mod plan;
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use ::kube::Client;
+use ::kube::config::{KubeConfigOptions, Kubeconfig};
+use hpa_reference::FeatureGates;
+
+use crate::case::Case;
+use crate::runner::{CaseResult, Outcome, RunOptions, resolve_settings};
+use crate::target::GateSupport;
+use plan::ClusterSettings;
+
+/// How to reach the cluster and what its controller runs with.
+#[derive(Debug, Clone)]
+pub struct ClusterOptions {
+    /// The kubeconfig (default: `$KUBECONFIG` or `~/.kube/config`).
+    pub kubeconfig: Option<PathBuf>,
+    /// Its context (default: the current one).
+    pub context: Option<String>,
+    /// The controller's settings.
+    pub settings: ClusterSettings,
+    /// The feature gates kube-controller-manager runs with.
+    pub gates: FeatureGates,
+    /// Cluster seconds added to one sync period for the timing tolerance.
+    pub margin: Duration,
+    /// Cases run at once (each in its own namespace).
+    pub parallel: usize,
+}
+
+/// The lane could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// No usable cluster.
+    #[error("cannot use the cluster: {0}")]
+    Connect(String),
+    /// Ctrl-C: the run's namespaces were removed.
+    #[error("interrupted; removed the run's namespaces: {0}")]
+    Interrupted(String),
+}
+
+impl ClusterOptions {
+    /// Case seconds within which an expectation at t may hold: one sync period plus the margin.
+    pub fn tolerance(&self) -> f64 {
+        self.settings.case_sync_period()
+            + self.margin.as_secs_f64() * f64::from(self.settings.time_scale.max(1))
+    }
+
+    /// The target's name in reports, with the timing rule it was judged by.
+    pub fn describe(&self, context: &str) -> String {
+        format!(
+            "cluster {context} (time scale {}, expectations within ±{:.0} s of case time: one {:.0} s sync period + {:.1} s margin)",
+            self.settings.time_scale,
+            self.tolerance(),
+            self.settings.case_sync_period(),
+            self.margin.as_secs_f64() * f64::from(self.settings.time_scale.max(1)),
+        )
+    }
+}
+
+async fn connect(opts: &ClusterOptions) -> Result<(Client, String), ClusterError> {
+    let options = KubeConfigOptions {
+        context: opts.context.clone(),
+        ..KubeConfigOptions::default()
+    };
+    let kubeconfig = match &opts.kubeconfig {
+        Some(p) => Kubeconfig::read_from(p)
+            .map_err(|e| ClusterError::Connect(format!("{}: {e}", p.display())))?,
+        None => Kubeconfig::read().map_err(|e| ClusterError::Connect(e.to_string()))?,
+    };
+    let context = opts
+        .context
+        .clone()
+        .or_else(|| kubeconfig.current_context.clone())
+        .unwrap_or_else(|| "(current)".into());
+    let config = ::kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .map_err(|e| ClusterError::Connect(e.to_string()))?;
+    let client = Client::try_from(config).map_err(|e| ClusterError::Connect(e.to_string()))?;
+    client
+        .apiserver_version()
+        .await
+        .map_err(|e| ClusterError::Connect(e.to_string()))?;
+    Ok((client, context))
+}
+
+fn namespace_for(case: &Case, run: &str) -> String {
+    let mut base: String = case
+        .name()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    base.truncate(40);
+    let base = base.trim_matches('-');
+    format!("hpa-{base}-{run}")
+}
+
+fn result(
+    case: &Case,
+    outcome: Outcome,
+    trace: Vec<crate::trace::TickTrace>,
+    started: Instant,
+) -> CaseResult {
+    CaseResult {
+        name: case.name().to_string(),
+        file: case.path.display().to_string(),
+        outcome,
+        trace,
+        elapsed: started.elapsed(),
+    }
+}
+
+/// Runs the cases on the cluster; the results in the cases' order, and the target's description.
+pub fn run_all(
+    cases: &[Case],
+    opts: &ClusterOptions,
+    run_opts: &RunOptions,
+) -> Result<(String, Vec<CaseResult>), ClusterError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| ClusterError::Connect(e.to_string()))?;
+    rt.block_on(run_all_async(cases, opts, run_opts))
+}
+
+async fn run_all_async(
+    cases: &[Case],
+    opts: &ClusterOptions,
+    run_opts: &RunOptions,
+) -> Result<(String, Vec<CaseResult>), ClusterError> {
+    let started = Instant::now();
+    // Skips first: nothing touches the cluster for a case it cannot pose.
+    let mut results: BTreeMap<usize, CaseResult> = BTreeMap::new();
+    let mut runnable = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        let at = Instant::now();
+        let planned = resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts)
+            .and_then(|s| plan::plan(case, &s, &opts.settings));
+        match planned {
+            Ok(p) => runnable.push((i, p)),
+            Err(reason) => {
+                results.insert(i, result(case, Outcome::Skipped(reason), Vec::new(), at));
+            }
+        }
+    }
+    let (client, context) = connect(opts).await?;
+    let description = opts.describe(&context);
+    if runnable.is_empty() {
+        return Ok((description, results.into_values().collect()));
+    }
+    kube::ensure_sim_node(&client)
+        .await
+        .map_err(ClusterError::Connect)?;
+    kube::stub_ready(&client)
+        .await
+        .map_err(ClusterError::Connect)?;
+    let run_id = format!(
+        "{:x}",
+        (k8s_openapi::jiff::Timestamp::now().as_millisecond() as u64) & 0xfffff
+    );
+
+    // The simulated node's heartbeat, for as long as the run lasts.
+    let hb_client = client.clone();
+    let heartbeat = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            let _ = kube::heartbeat(&hb_client).await;
+        }
+    });
+
+    let total = runnable.len();
+    let done = Arc::new(AtomicUsize::new(0));
+    let permits = Arc::new(tokio::sync::Semaphore::new(opts.parallel.max(1)));
+    let tolerance = opts.tolerance();
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, plan) in runnable {
+        let case = cases[i].clone();
+        let client = client.clone();
+        let settings = opts.settings.clone();
+        let permits = Arc::clone(&permits);
+        let done = Arc::clone(&done);
+        let ns = namespace_for(&case, &run_id);
+        let run_id = run_id.clone();
+        tasks.spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            let at = Instant::now();
+            let outcome = match kube::create_namespace(&client, &ns, &run_id).await {
+                Err(e) => Err(e),
+                Ok(()) => {
+                    let lane = lane::Lane {
+                        client: &client,
+                        namespace: ns.clone(),
+                        settings: &settings,
+                        tail: tolerance,
+                    };
+                    let r = lane::run(&lane, &case, &plan).await;
+                    kube::delete_stub(&client, &ns).await;
+                    kube::delete_namespace(&client, &ns).await;
+                    r
+                }
+            };
+            let r = match outcome {
+                Err(e) => result(&case, Outcome::Errored(e), Vec::new(), at),
+                Ok(observed) => {
+                    let failures = check::check(&case, &observed, tolerance);
+                    let trace = check::trace(&observed);
+                    let outcome = if failures.is_empty() {
+                        Outcome::Passed
+                    } else {
+                        Outcome::Failed(failures)
+                    };
+                    result(&case, outcome, trace, at)
+                }
+            };
+            let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+            let word = match &r.outcome {
+                Outcome::Passed => "passed",
+                Outcome::Failed(_) => "FAILED",
+                Outcome::Errored(_) => "ERROR",
+                Outcome::Skipped(_) => "skipped",
+            };
+            let mut err = std::io::stderr();
+            let _ = writeln!(
+                err,
+                "cluster: [{n}/{total}] {word} {} ({:.0} s)",
+                r.name,
+                r.elapsed.as_secs_f64()
+            );
+            (i, r)
+        });
+    }
+    let outcome = tokio::select! {
+        _ = async {
+            while let Some(joined) = tasks.join_next().await {
+                if let Ok((i, r)) = joined {
+                    results.insert(i, r);
+                }
+            }
+        } => Ok(()),
+        _ = tokio::signal::ctrl_c() => {
+            tasks.abort_all();
+            let names = kube::delete_run_namespaces(&client, &run_id).await;
+            Err(ClusterError::Interrupted(names.join(", ")))
+        }
+    };
+    heartbeat.abort();
+    outcome?;
+    let _ = writeln!(
+        std::io::stderr(),
+        "cluster: {total} cases run in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok((description, results.into_values().collect()))
+}

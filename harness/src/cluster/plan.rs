@@ -1,0 +1,312 @@
+//! What a real cluster can pose of a case, decided before anything touches the cluster: the reasons
+//! a case must be skipped there, and the case in the cluster's time when the cluster's controller
+//! runs with every duration divided by a time scale.
+//!
+//! Pure: no IO. The real-time lane (`cluster::lane`) runs only what [`plan`] accepts.
+
+use std::time::Duration;
+
+use hpa_reference::Settings;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use serde_json::Value;
+
+use crate::case::Case;
+use crate::case::model::Phase;
+
+/// The controller settings the cluster runs with (kube-controller-manager's flags), in the
+/// cluster's own (real) time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterSettings {
+    /// `--horizontal-pod-autoscaler-sync-period`.
+    pub sync_period: Duration,
+    /// `--horizontal-pod-autoscaler-tolerance`.
+    pub tolerance: f64,
+    /// `--horizontal-pod-autoscaler-cpu-initialization-period`.
+    pub cpu_initialization_period: Duration,
+    /// `--horizontal-pod-autoscaler-initial-readiness-delay`.
+    pub initial_readiness_delay: Duration,
+    /// `--horizontal-pod-autoscaler-downscale-stabilization`.
+    pub downscale_stabilization: Duration,
+    /// How many case seconds one cluster second stands for (1: real time).
+    pub time_scale: u32,
+}
+
+impl ClusterSettings {
+    /// kube-controller-manager's defaults with every duration divided by `time_scale` (what the
+    /// `kind-config/cluster-x<N>.yaml` configs set).
+    pub fn defaults_scaled(time_scale: u32) -> Self {
+        let d = Settings::default();
+        let n = time_scale.max(1);
+        ClusterSettings {
+            sync_period: d.sync_period / n,
+            tolerance: d.tolerance,
+            cpu_initialization_period: d.cpu_initialization_period / n,
+            initial_readiness_delay: d.initial_readiness_delay / n,
+            downscale_stabilization: d.downscale_stabilization / n,
+            time_scale: n,
+        }
+    }
+
+    /// The sync period in case seconds.
+    pub fn case_sync_period(&self) -> f64 {
+        self.sync_period.as_secs_f64() * f64::from(self.time_scale)
+    }
+}
+
+/// A case the cluster can run: its HPA in cluster time.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The HPA to create (as the case wrote it, behavior durations divided by the time scale).
+    pub hpa: HorizontalPodAutoscaler,
+    /// The workload kind to create (`Deployment`, `ReplicaSet`, `ReplicationController`).
+    pub kind: WorkloadKind,
+}
+
+/// The scale targets the lane can create.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkloadKind {
+    /// `apps/v1` Deployment.
+    Deployment,
+    /// `apps/v1` ReplicaSet.
+    ReplicaSet,
+    /// `v1` ReplicationController.
+    ReplicationController,
+}
+
+/// Why a case cannot run on a cluster, or the plan to run it.
+pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Result<Plan, String> {
+    let f = &case.file;
+    if f.memory.is_some() {
+        return Err("the case seeds the controller's memory, which a running kube-controller-manager cannot be given".into());
+    }
+    let n = cluster.time_scale.max(1);
+    let secs = |d: Duration| d.as_secs_f64();
+    let want = |name: &str, case_value: f64, cluster_value: f64| -> Result<(), String> {
+        if (case_value - cluster_value * f64::from(n)).abs() > 1e-9 {
+            Err(format!(
+                "needs {name} {case_value} s, but the cluster's controller runs with {} s{}",
+                cluster_value * f64::from(n),
+                if n > 1 {
+                    format!(" (at time scale {n})")
+                } else {
+                    String::new()
+                }
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    want(
+        "--horizontal-pod-autoscaler-sync-period",
+        secs(settings.sync_period),
+        secs(cluster.sync_period),
+    )?;
+    want(
+        "--horizontal-pod-autoscaler-cpu-initialization-period",
+        secs(settings.cpu_initialization_period),
+        secs(cluster.cpu_initialization_period),
+    )?;
+    want(
+        "--horizontal-pod-autoscaler-initial-readiness-delay",
+        secs(settings.initial_readiness_delay),
+        secs(cluster.initial_readiness_delay),
+    )?;
+    want(
+        "--horizontal-pod-autoscaler-downscale-stabilization",
+        secs(settings.downscale_stabilization),
+        secs(cluster.downscale_stabilization),
+    )?;
+    if (settings.tolerance - cluster.tolerance).abs() > 1e-12 {
+        return Err(format!(
+            "needs --horizontal-pod-autoscaler-tolerance {}, but the cluster's controller runs with {}",
+            settings.tolerance, cluster.tolerance
+        ));
+    }
+    let d = Settings::default();
+    if settings.scale_up_limit_factor != d.scale_up_limit_factor
+        || settings.scale_up_limit_minimum != d.scale_up_limit_minimum
+    {
+        return Err(
+            "changes the scale-up limit constants, which kube-controller-manager hard-codes".into(),
+        );
+    }
+    for e in &f.timeline {
+        if e.scale_api.is_some() {
+            return Err(format!(
+                "makes the scale subresource fail at t={}, which a real API server cannot be made to do on cue",
+                e.at
+            ));
+        }
+        if e.status_replicas.is_some() {
+            return Err(format!(
+                "overrides the scale's status.replicas at t={}, which the workload controller owns on a cluster",
+                e.at
+            ));
+        }
+        if let Some(p) = &e.pods {
+            if p.deleted == Some(true) {
+                return Err(format!(
+                    "deletes pods at t={} without replacement; a real ReplicaSet replaces them",
+                    e.at
+                ));
+            }
+            if matches!(p.phase, Some(Phase::Failed | Phase::Succeeded)) {
+                return Err(format!(
+                    "marks pods finished at t={} without replacement; a real ReplicaSet replaces them",
+                    e.at
+                ));
+            }
+        }
+    }
+    if !f.workload.also_selected_by.is_empty() {
+        return Err("needs other HPAs selecting the same pods (not built on clusters yet)".into());
+    }
+    let r = &case.hpa.spec.scale_target_ref;
+    let kind = match (r.api_version.as_deref().unwrap_or(""), r.kind.as_str()) {
+        ("apps/v1", "Deployment") => WorkloadKind::Deployment,
+        ("apps/v1", "ReplicaSet") => WorkloadKind::ReplicaSet,
+        ("v1", "ReplicationController") => WorkloadKind::ReplicationController,
+        (v, k) => {
+            return Err(format!(
+                "scales a {k} ({v}); the cluster lane creates Deployments, ReplicaSets and ReplicationControllers"
+            ));
+        }
+    };
+    if n > 1 {
+        divisible(case, n)?;
+    }
+    let mut hpa = serde_json::to_value(&case.file.hpa).map_err(|e| e.to_string())?;
+    scale_behavior(&mut hpa, n)?;
+    let hpa = serde_json::from_value(hpa).map_err(|e| e.to_string())?;
+    Ok(Plan { hpa, kind })
+}
+
+/// Every time the case states must be a whole number of cluster seconds at time scale `n`.
+fn divisible(case: &Case, n: u32) -> Result<(), String> {
+    let f = &case.file;
+    let n64 = i64::from(n);
+    let mut times: Vec<(String, i64)> = vec![
+        ("the sync period".into(), i64::from(case.sync_period)),
+        (
+            "startup.pendingSeconds".into(),
+            i64::from(f.workload.startup.pending_seconds),
+        ),
+        (
+            "startup.readyAfterSeconds".into(),
+            i64::from(f.workload.startup.ready_after_seconds),
+        ),
+    ];
+    if let Some(h) = &f.workload.startup.hot_cpu {
+        times.push(("startup.hotCpu.forSeconds".into(), i64::from(h.for_seconds)));
+    }
+    if let Some(a) = f.workload.initial_pod_age_seconds {
+        times.push(("initialPodAgeSeconds".into(), i64::from(a)));
+    }
+    times.push((
+        "metricWindowSeconds".into(),
+        i64::from(f.workload.metric_window_seconds.unwrap_or(30)),
+    ));
+    for e in &f.timeline {
+        times.push((format!("timeline at={}", e.at), i64::from(e.at)));
+        if let Some(p) = &e.pods {
+            if let Some(s) = p.started_at {
+                times.push((format!("startedAt at t={}", e.at), s));
+            }
+            if let Some(s) = p.ready_since {
+                times.push((format!("readySince at t={}", e.at), s));
+            }
+        }
+    }
+    for x in &f.expect.at {
+        times.push((format!("expectation t={}", x.t), i64::from(x.t)));
+    }
+    for (what, v) in times {
+        if v % n64 != 0 {
+            return Err(format!(
+                "cannot run at time scale {n}: {what} is {v} s, not a multiple of {n}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Divides the behavior's `stabilizationWindowSeconds` and policies' `periodSeconds` by `n`
+/// (an HPA manifest or an `hpaPatch`, as JSON); every one must divide evenly.
+pub fn scale_behavior(hpa: &mut Value, n: u32) -> Result<(), String> {
+    if n <= 1 {
+        return Ok(());
+    }
+    let Some(behavior) = hpa.pointer_mut("/spec/behavior") else {
+        return Ok(());
+    };
+    for dir in ["scaleUp", "scaleDown"] {
+        let Some(rules) = behavior.get_mut(dir) else {
+            continue;
+        };
+        if let Some(w) = rules.get_mut("stabilizationWindowSeconds") {
+            *w = divide(w, n, &format!("{dir}.stabilizationWindowSeconds"))?;
+        }
+        if let Some(Value::Array(policies)) = rules.get_mut("policies") {
+            for (i, p) in policies.iter_mut().enumerate() {
+                if let Some(s) = p.get_mut("periodSeconds") {
+                    *s = divide(s, n, &format!("{dir}.policies[{i}].periodSeconds"))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn divide(v: &Value, n: u32, what: &str) -> Result<Value, String> {
+    match v.as_i64() {
+        Some(x) if x % i64::from(n) == 0 => Ok(Value::from(x / i64::from(n))),
+        Some(x) => Err(format!(
+            "cannot run at time scale {n}: behavior {what} is {x} s, not a multiple of {n}"
+        )),
+        None => Ok(v.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn behavior_durations_divide_or_explain() {
+        let mut hpa = json!({"spec": {"behavior": {
+            "scaleDown": {"stabilizationWindowSeconds": 300, "policies": [{"type": "Pods", "value": 4, "periodSeconds": 60}]},
+            "scaleUp": {"stabilizationWindowSeconds": 0}
+        }}});
+        scale_behavior(&mut hpa, 5).unwrap();
+        assert_eq!(
+            hpa.pointer("/spec/behavior/scaleDown/stabilizationWindowSeconds"),
+            Some(&json!(60))
+        );
+        assert_eq!(
+            hpa.pointer("/spec/behavior/scaleDown/policies/0/periodSeconds"),
+            Some(&json!(12))
+        );
+        assert_eq!(
+            hpa.pointer("/spec/behavior/scaleDown/policies/0/value"),
+            Some(&json!(4))
+        );
+        let mut odd =
+            json!({"spec": {"behavior": {"scaleUp": {"policies": [{"periodSeconds": 15}]}}}});
+        let e = scale_behavior(&mut odd, 4).unwrap_err();
+        assert!(
+            e.contains("scaleUp.policies[0].periodSeconds is 15 s"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn scaled_defaults_divide_every_duration() {
+        let s = ClusterSettings::defaults_scaled(5);
+        assert_eq!(s.sync_period, Duration::from_secs(3));
+        assert_eq!(s.downscale_stabilization, Duration::from_secs(60));
+        assert_eq!(s.initial_readiness_delay, Duration::from_secs(6));
+        assert_eq!(s.cpu_initialization_period, Duration::from_secs(60));
+        assert_eq!(s.case_sync_period(), 15.0);
+    }
+}
