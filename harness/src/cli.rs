@@ -138,6 +138,9 @@ pub struct ClusterArgs {
     /// `--target cluster`: cases run at once, each in its own namespace.
     #[arg(long, default_value_t = 16)]
     parallel: usize,
+    /// `--target cluster`: only say which cases would run and why the others are skipped.
+    #[arg(long)]
+    plan_only: bool,
 }
 
 /// The JSON Schema of case files, as written to `cases/schema.json`.
@@ -429,6 +432,35 @@ fn run_on_cluster(
     let run_opts = RunOptions {
         fixed_gates: BTreeMap::new(),
     };
+    if args.plan_only {
+        let plans = crate::cluster::plan_all(&cases, &opts, &run_opts);
+        let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+        let mut runs = 0;
+        for (case, p) in cases.iter().zip(&plans) {
+            match p {
+                Ok(()) => {
+                    runs += 1;
+                    let _ = writeln!(out, "run   {}", case.path.display());
+                }
+                Err(r) => {
+                    let _ = writeln!(out, "skip  {}: {r}", case.path.display());
+                    // Group by the reason's kind (its text up to the first number or colon).
+                    let kind: String = r
+                        .split(|c: char| c.is_ascii_digit() || c == ':')
+                        .next()
+                        .unwrap_or(r)
+                        .trim()
+                        .to_string();
+                    *reasons.entry(kind).or_default() += 1;
+                }
+            }
+        }
+        let _ = writeln!(out, "{runs} of {} cases run on the cluster; skipped:", cases.len());
+        for (r, n) in &reasons {
+            let _ = writeln!(out, "  {n:4}  {r}");
+        }
+        return Ok(0);
+    }
     let (description, results) = match crate::cluster::run_all(&cases, &opts, &run_opts) {
         Ok(r) => r,
         Err(e @ crate::cluster::ClusterError::Interrupted(_)) => {

@@ -135,6 +135,23 @@ fn result(
     }
 }
 
+/// What the lane would do with each case, without a cluster: `Ok(())` to run it, or the reason
+/// it is skipped.
+pub fn plan_all(
+    cases: &[Case],
+    opts: &ClusterOptions,
+    run_opts: &RunOptions,
+) -> Vec<Result<(), String>> {
+    cases
+        .iter()
+        .map(|case| {
+            resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts)
+                .and_then(|s| plan::plan(case, &s, &opts.settings))
+                .map(|_| ())
+        })
+        .collect()
+}
+
 /// Runs the cases on the cluster; the results in the cases' order, and the target's description.
 pub fn run_all(
     cases: &[Case],
