@@ -52,3 +52,26 @@ upstream-corpus: upstream
 # Differential fuzzing, reference core vs upstream (CI runs a fixed-seed batch of 2000).
 fuzz-upstream COUNT="2000" SEED="1": upstream
     cargo run -q -p hpa-harness -- fuzz --b exec:adapters/upstream/bin/hpa-upstream-adapter --count {{COUNT}} --seed {{SEED}}
+
+# --- kind: a real single-node cluster, built with no container registry (kind-config/README.md) ---
+# KIND_NODE_IMAGE=kindest/node:v1.36.4 (a user with a registry) skips the node image build.
+
+# Docker engine for kind: apt-installs docker.io + build tools if needed, starts dockerd, runc cap wrapper if needed.
+engine:
+    kind-config/engine.sh
+
+# The kind node image for Kubernetes v1.36.4 (hpa-conformance/node:v1.36.4-<input hash>); cached.
+kind-image: engine
+    kind-config/scripts/node-image.sh
+
+# Create cluster hpa-conformance from kind-config/CONFIG (kept if it runs that config); kubeconfig .cache/kind/kubeconfig.
+kind-up CONFIG="cluster.yaml": engine
+    kind-config/scripts/cluster.sh up {{CONFIG}}
+
+# Delete the kind cluster hpa-conformance.
+kind-down:
+    kind-config/scripts/cluster.sh down
+
+# Check the running kind cluster: nodes/kube-system Ready, a Deployment + HPA, KCM's HPA conditions.
+kind-smoke:
+    kind-config/scripts/smoke.sh

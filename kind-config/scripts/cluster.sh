@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# `just kind-up [CONFIG]` / `just kind-down`: the single-node kind cluster of hpa-conformance.
+#   up CONFIG  CONFIG is a file in kind-config/ (default cluster.yaml) or a path. Ensures the host
+#              tools and the node image ($KIND_NODE_IMAGE if set, else `just kind-image`), then
+#              creates the cluster unless it already runs with the same config (content) and image,
+#              in which case it is left as is; with another config or image it is recreated. Waits
+#              until the node and every kube-system pod are Ready, and writes the kubeconfig to
+#              .cache/kind/kubeconfig in the repo (git-ignored).
+#   down       deletes the cluster (and its anonymous /var volume) and that kubeconfig.
+# The cluster name is hpa-conformance; KIND_CLUSTER_NAME overrides it (kubeconfig then
+# .cache/kind/kubeconfig-<name>), e.g. to run a second cluster beside a shared one.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+cmd=${1:?usage: cluster.sh up [CONFIG] | down}
+NAME=${KIND_CLUSTER_NAME:-$CLUSTER_NAME}
+KUBECONFIG_OUT=$REPO_ROOT/.cache/kind/kubeconfig
+[ "$NAME" = "$CLUSTER_NAME" ] || KUBECONFIG_OUT=$REPO_ROOT/.cache/kind/kubeconfig-$NAME
+# What the running cluster was created from (machine-wide: every clone sees the same docker).
+STATE=$CACHE_KIND/cluster-$NAME.state
+mkdir -p "$(dirname "$KUBECONFIG_OUT")"
+
+pick_docker || die "docker is not answering: run \`just engine\` first"
+
+cluster_exists() { kind get clusters 2>/dev/null | grep -qx "$NAME"; }
+node_running() { [ "$("$DOCKER" inspect -f '{{.State.Running}}' "$NAME-control-plane" 2>/dev/null)" = true ]; }
+
+case "$cmd" in
+  up)
+    config=${2:-cluster.yaml}
+    [ -f "$config" ] || config=$KIND_CONFIG_DIR/$config
+    [ -f "$config" ] || die "no kind config ${2:-cluster.yaml} (in kind-config/ or as a path)"
+    T0=$(date +%s)
+    "$KIND_CONFIG_DIR/scripts/tools.sh"
+    if [ -n "${KIND_NODE_IMAGE:-}" ]; then
+      image=$KIND_NODE_IMAGE
+      log "node image from KIND_NODE_IMAGE: $image (not built here)"
+    else
+      image=$("$KIND_CONFIG_DIR/scripts/node-image.sh" | tail -1)
+    fi
+    want="image=$image config=$(basename "$config") sha256=$(sha256sum <"$config" | cut -c1-16)"
+    if cluster_exists && node_running && [ "$(cat "$STATE" 2>/dev/null)" = "$want" ]; then
+      log "cluster $NAME already runs $want: kept"
+    else
+      if cluster_exists; then
+        log "cluster $NAME runs $(cat "$STATE" 2>/dev/null || echo 'an unknown config'); recreating with $(basename "$config")"
+        kind delete cluster --name "$NAME"
+      fi
+      rm -f "$STATE"
+      t=$(date +%s)
+      kind create cluster --name "$NAME" --image "$image" --config "$config" --kubeconfig "$KUBECONFIG_OUT" --wait 2m
+      echo "$want" >"$STATE"
+      log "kind create: $(since "$t") s"
+    fi
+    kind get kubeconfig --name "$NAME" >"$KUBECONFIG_OUT"
+    export KUBECONFIG=$KUBECONFIG_OUT
+    t=$(date +%s)
+    kubectl wait --for=condition=Ready node --all --timeout=180s >/dev/null
+    # kube-system pods appear over the first seconds (kube-proxy, coredns): wait for the set to settle.
+    for _ in $(seq 1 90); do
+      n=$(kubectl -n kube-system get pods --no-headers 2>/dev/null | wc -l)
+      [ "$n" -ge 7 ] && break
+      sleep 2
+    done
+    kubectl -n kube-system wait --for=condition=Ready pod --all --timeout=180s >/dev/null
+    log "cluster $NAME ready ($(kubectl get nodes --no-headers | awk '{print $1, $2, $5}'); $(kubectl -n kube-system get pods --no-headers | wc -l) kube-system pods Ready; waited $(since "$t") s, total $(since "$T0") s)"
+    log "kubeconfig: $KUBECONFIG_OUT   (export KUBECONFIG=$KUBECONFIG_OUT)"
+    ;;
+  down)
+    if cluster_exists; then kind delete cluster --name "$NAME"; else log "no cluster $NAME"; fi
+    rm -f "$STATE" "$KUBECONFIG_OUT"
+    ;;
+  *) die "usage: cluster.sh up [CONFIG] | down" ;;
+esac

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# `just kind-smoke`: checks the running kind cluster end to end.
+#   - the node and every kube-system pod are Ready;
+#   - a Deployment of the preloaded workload image hpa-conformance/app:1 (imagePullPolicy Never)
+#     becomes Available;
+#   - an autoscaling/v2 HPA on CPU: when kube-controller-manager runs the HPA controller, KCM sets
+#     its conditions (ScalingActive=False, FailedGetResourceMetric: there is no metrics API); when
+#     the controller is disabled (cluster-no-hpa.yaml), the HPA gets no conditions and no events;
+#   - prints KCM's HPA flags from the running pod's command line.
+# Leaves nothing behind (namespace hpa-smoke is deleted).
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+NAME=${KIND_CLUSTER_NAME:-$CLUSTER_NAME}
+export KUBECONFIG=$REPO_ROOT/.cache/kind/kubeconfig
+[ "$NAME" = "$CLUSTER_NAME" ] || KUBECONFIG=$REPO_ROOT/.cache/kind/kubeconfig-$NAME
+[ -s "$KUBECONFIG" ] || die "no kubeconfig at $KUBECONFIG: run \`just kind-up\` first"
+NS=hpa-smoke
+T0=$(date +%s)
+
+kubectl wait --for=condition=Ready node --all --timeout=60s >/dev/null
+kubectl -n kube-system wait --for=condition=Ready pod --all --timeout=60s >/dev/null
+log "node Ready ($(kubectl get nodes --no-headers | awk '{print $1, $5}')); $(kubectl -n kube-system get pods --no-headers | wc -l) kube-system pods Ready"
+
+kcm_cmd=$(kubectl -n kube-system get pod -l component=kube-controller-manager -o jsonpath='{.items[0].spec.containers[0].command}' | jq -r '.[]')
+hpa_flags=$(grep -E -- '--(horizontal-pod-autoscaler|controllers=)' <<<"$kcm_cmd" | tr '\n' ' ' || true)
+log "KCM flags: ${hpa_flags:-(HPA defaults)}"
+if grep -q -- '-horizontal-pod-autoscaler-controller' <<<"$kcm_cmd"; then hpa_on=false; else hpa_on=true; fi
+sync=$(grep -oE -- '--horizontal-pod-autoscaler-sync-period=[^ ]+' <<<"$kcm_cmd" | cut -d= -f2 || true)
+
+kubectl delete namespace "$NS" --ignore-not-found --wait=true >/dev/null
+kubectl create namespace "$NS" >/dev/null
+trap 'kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true' EXIT
+kubectl -n "$NS" apply -f - >/dev/null <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+        - name: app
+          image: hpa-conformance/app:1
+          imagePullPolicy: Never
+          command: [sleep, "3600"]
+          resources:
+            requests: {cpu: 10m}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: app
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: app}
+  minReplicas: 1
+  maxReplicas: 3
+  metrics:
+    - type: Resource
+      resource:
+        name: cpu
+        target: {type: Utilization, averageUtilization: 50}
+YAML
+kubectl -n "$NS" rollout status deployment/app --timeout=90s >/dev/null
+log "Deployment app (hpa-conformance/app:1) available: pod $(kubectl -n "$NS" get pods -o jsonpath='{.items[0].status.podIP}')"
+# Cluster DNS through CoreDNS's Service (busybox's nslookup; its wget cannot resolve names, static NSS).
+kubectl -n "$NS" exec deploy/app -- nslookup kubernetes.default.svc.cluster.local >"$CACHE_KIND/smoke-dns.log" 2>&1 \
+  || { cat "$CACHE_KIND/smoke-dns.log" >&2; die "cluster DNS did not answer"; }
+log "cluster DNS: kubernetes.default -> $(awk '/^Address/ {a=$2} END {print a}' "$CACHE_KIND/smoke-dns.log")"
+
+conditions() { kubectl -n "$NS" get hpa app -o json | jq -r '[.status.conditions[]? | "\(.type)=\(.status)/\(.reason)"] | join(" ")'; }
+events() { kubectl -n "$NS" get events --field-selector involvedObject.kind=HorizontalPodAutoscaler -o json | jq -r '[.items[] | "\(.type)/\(.reason)"] | unique | join(" ")'; }
+if $hpa_on; then
+  for _ in $(seq 1 45); do
+    grep -q 'ScalingActive=False/FailedGetResourceMetric' <<<"$(conditions)" && break
+    sleep 2
+  done
+  c=$(conditions)
+  grep -q 'ScalingActive=False/FailedGetResourceMetric' <<<"$c" || die "HPA controller on, but the HPA has no FailedGetResourceMetric condition (conditions: ${c:-none})"
+  log "HPA controller ON: conditions $c; events $(events)"
+else
+  # Twice KCM's sync period (default 15s) with no conditions and no events.
+  wait_s=30
+  [ -n "$sync" ] && wait_s=$((2 * ${sync%s}))
+  [ "$wait_s" -lt 10 ] && wait_s=10
+  sleep "$wait_s"
+  c=$(conditions) e=$(events)
+  [ -z "$c" ] && [ -z "$e" ] || die "HPA controller off, but the HPA got conditions '$c' / events '$e'"
+  log "HPA controller OFF: after ${wait_s}s the HPA has no conditions and no events"
+fi
+log "smoke check passed in $(since "$T0") s"
