@@ -295,6 +295,7 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
                     message: rng.chance(0.6).then(|| {
                         "the server is currently unable to handle the request".to_string()
                     }),
+                    ..MetricError::default()
                 })
             }
             7 => e.set_replicas = Some(rng.range(0, max + 2) as i32),

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use hpa_reference::conditions::kube_time;
 use hpa_reference::metrics_api::{
-    ContainerMetrics, ListAnswer, MetricsApis, ObjectAnswer, PodMetrics, PodValue, SampleValue,
+    ContainerMetrics, ListAnswer, MetricsApis, ObjectAnswer, PodMetrics, PodValue, RequestFor,
+    SampleValue, generic_response_message,
 };
 use hpa_reference::quantity::{format_milli_decimal, parse_milli};
 use hpa_reference::selector::Requirement;
@@ -399,6 +400,23 @@ impl World {
         }
     }
 
+    /// How client-go reports the API of a metric answering `404 page not found` (not registered).
+    fn unregistered_error(&self, key: &str) -> String {
+        let req = match self.kinds.get(key) {
+            Some(MetricKind::External) => RequestFor {
+                group: "external.metrics.k8s.io",
+                resource: key,
+                name: "",
+            },
+            _ => RequestFor {
+                group: "metrics.k8s.io",
+                resource: "pods",
+                name: "",
+            },
+        };
+        generic_response_message(404, "404 page not found", req)
+    }
+
     /// Applies one timeline entry at `t`.
     pub fn apply(&mut self, e: &TimelineEntry, t: i64) {
         for l in e.load.iter().chain(&e.loads) {
@@ -416,8 +434,13 @@ impl World {
             self.missing.insert(m.metric.clone(), names);
         }
         if let Some(m) = &e.metric_error {
-            match &m.message {
-                Some(msg) => self.metric_errors.insert(m.metric.clone(), msg.clone()),
+            let message = if m.unregistered {
+                Some(self.unregistered_error(&m.metric))
+            } else {
+                m.message.clone()
+            };
+            match message {
+                Some(msg) => self.metric_errors.insert(m.metric.clone(), msg),
                 None => self.metric_errors.remove(&m.metric),
             };
         }

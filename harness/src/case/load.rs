@@ -393,6 +393,27 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
         }
         if let Some(m) = &e.metric_error {
             metric_known(&format!("{at}.metricError.metric"), &m.metric)?;
+            if m.unregistered && m.message.is_some() {
+                return Err(c.err(
+                    &format!("{at}.metricError.unregistered"),
+                    "an unregistered API has no error message of its own: drop `message`",
+                ));
+            }
+            let kind = file
+                .hpa
+                .spec
+                .metrics
+                .iter()
+                .flatten()
+                .find(|s| metric_key(s) == m.metric)
+                .map(|s| s.type_.clone())
+                .unwrap_or_default();
+            if m.unregistered && !matches!(kind.as_str(), "Resource" | "ContainerResource" | "External") {
+                return Err(c.err(
+                    &format!("{at}.metricError.unregistered"),
+                    format!("only the resource and external metrics APIs can be unregistered, not the one of a {kind} metric"),
+                ));
+            }
         }
     }
     // Every patched manifest must be one the API server accepts (patches apply in time order).

@@ -337,6 +337,13 @@ pub struct MetricError {
     /// ContainerResource metrics the whole `metrics.k8s.io` API fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The API serving this metric is not registered at all (e.g. no metrics-server installed):
+    /// the API server answers its paths with HTTP 404 `404 page not found`, which client-go
+    /// reports as `the server could not find the requested resource (get pods.metrics.k8s.io)`.
+    /// For Resource, ContainerResource and External metrics; not together with `message`.
+    /// On a cluster the metrics stub answers exactly that 404 for the case's namespace.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unregistered: bool,
 }
 
 /// Scale subresource failures; absent fields recover.

@@ -9,6 +9,9 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use hpa_metrics_stub::control::{
+    ControlDocument, SERVICE_NAME, SERVICE_PORT_NAME, SYSTEM_NAMESPACE, control_proxy_path,
+};
 use kube::Client;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
@@ -22,10 +25,6 @@ use super::plan::WorkloadKind;
 pub const SIM_NODE: &str = "hpa-conformance-sim";
 /// The label that marks the namespaces of a run (value: the run id).
 pub const RUN_LABEL: &str = "hpa-conformance.dev/run";
-/// Where the metrics stub runs.
-pub const STUB_NAMESPACE: &str = "hpa-conformance-system";
-/// The metrics stub's Service.
-pub const STUB_SERVICE: &str = "hpa-metrics-stub";
 /// The image named by the scale target's pod template (never run: no kubelet runs these pods).
 pub const POD_IMAGE: &str = "hpa-conformance/app:1";
 
@@ -288,18 +287,10 @@ pub async fn force_delete_pod(client: &Client, ns: &str, name: &str) {
     let _ = api.delete(name, &dp).await;
 }
 
-/// The path of the metrics stub's control API for a namespace, through the API server's
-/// service proxy.
-pub fn stub_path(ns: &str) -> String {
-    format!(
-        "/api/v1/namespaces/{STUB_NAMESPACE}/services/https:{STUB_SERVICE}:https/proxy/control/namespaces/{ns}"
-    )
-}
-
 /// Replaces the metrics stub's answers for a namespace.
-pub async fn put_stub(client: &Client, ns: &str, doc: &Value) -> KubeResult<()> {
+pub async fn put_stub(client: &Client, ns: &str, doc: &ControlDocument) -> KubeResult<()> {
     let body = serde_json::to_vec(doc).map_err(|e| e.to_string())?;
-    let req = http::Request::put(stub_path(ns))
+    let req = http::Request::put(control_proxy_path(ns))
         .header("content-type", "application/json")
         .body(body)
         .map_err(|e| e.to_string())?;
@@ -312,7 +303,7 @@ pub async fn put_stub(client: &Client, ns: &str, doc: &Value) -> KubeResult<()> 
 
 /// Forgets a namespace in the metrics stub.
 pub async fn delete_stub(client: &Client, ns: &str) {
-    if let Ok(req) = http::Request::delete(stub_path(ns)).body(Vec::new()) {
+    if let Ok(req) = http::Request::delete(control_proxy_path(ns)).body(Vec::new()) {
         let _ = client.request_text(req).await;
     }
 }
@@ -320,7 +311,7 @@ pub async fn delete_stub(client: &Client, ns: &str) {
 /// Waits until the metrics stub answers through the service proxy.
 pub async fn stub_ready(client: &Client) -> KubeResult<()> {
     let path = format!(
-        "/api/v1/namespaces/{STUB_NAMESPACE}/services/https:{STUB_SERVICE}:https/proxy/healthz"
+        "/api/v1/namespaces/{SYSTEM_NAMESPACE}/services/https:{SERVICE_NAME}:{SERVICE_PORT_NAME}/proxy/healthz"
     );
     let mut last = String::new();
     for _ in 0..30 {

@@ -4,7 +4,7 @@
 //! metrics through the stub, manual scaling, HPA patches — while the controller under test runs
 //! on its own schedule. What it writes (the scale, the HPA status, events) is sampled.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use hpa_reference::conditions::{core_time, kube_time};
@@ -15,7 +15,8 @@ use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as KubeTime;
 use kube::Client;
 use kube::api::{Api, ListParams};
-use serde_json::{Value, json};
+use hpa_metrics_stub::control::{Api as StubApi, ControlDocument, FaultMode, Faults};
+use serde_json::Value;
 
 use super::kube as k;
 use super::plan::{ClusterSettings, Plan, scale_behavior};
@@ -269,17 +270,45 @@ async fn mirror_pods(
     Ok(names)
 }
 
-fn stub_doc(apis: &MetricsApis, real: &[Pod]) -> Value {
-    let pods: Vec<Value> = real
+/// The metrics API that serves a metric of the case.
+fn api_of(case: &Case, key: &str) -> Option<StubApi> {
+    let spec = case
+        .hpa
+        .spec
+        .metrics
         .iter()
-        .map(|p| {
-            json!({
-                "name": p.metadata.name,
-                "labels": p.metadata.labels.clone().unwrap_or_default(),
+        .flatten()
+        .find(|m| crate::case::load::metric_key(m) == key)?;
+    Some(match spec.type_.as_str() {
+        "Resource" | "ContainerResource" => StubApi::Resource,
+        "External" => StubApi::External,
+        _ => StubApi::Custom,
+    })
+}
+
+fn stub_doc(apis: &MetricsApis, real: &[Pod], unregistered: &BTreeSet<StubApi>) -> ControlDocument {
+    let mut faults = Faults::default();
+    for api in unregistered {
+        let f = match api {
+            StubApi::Resource => &mut faults.resource,
+            StubApi::Custom => &mut faults.custom,
+            StubApi::External => &mut faults.external,
+        };
+        f.mode = FaultMode::Unregistered;
+    }
+    ControlDocument {
+        pods: real
+            .iter()
+            .filter_map(|p| {
+                Some((
+                    p.metadata.name.clone()?,
+                    p.metadata.labels.clone().unwrap_or_default(),
+                ))
             })
-        })
-        .collect();
-    json!({"pods": pods, "metrics": apis})
+            .collect(),
+        metrics: apis.clone(),
+        faults,
+    }
 }
 
 fn event_of(e: &KubeEvent) -> Event {
@@ -305,8 +334,21 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
     let mut timeline: Vec<_> = case.file.timeline.iter().collect();
     timeline.sort_by_key(|e| e.at);
     let mut applied = 0;
+    let mut unregistered = BTreeSet::new();
+    let note = |e: &crate::case::model::TimelineEntry, set: &mut BTreeSet<StubApi>| {
+        if let Some(m) = &e.metric_error
+            && let Some(api) = api_of(case, &m.metric)
+        {
+            if m.unregistered {
+                set.insert(api);
+            } else {
+                set.remove(&api);
+            }
+        }
+    };
     while applied < timeline.len() && timeline[applied].at == 0 {
         world.apply(timeline[applied], 0);
+        note(timeline[applied], &mut unregistered);
         applied += 1;
     }
     let target = case.hpa.spec.scale_target_ref.name.clone();
@@ -342,7 +384,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
     let mut written = BTreeMap::new();
     let snapshot = world.snapshot(0);
     let names = mirror_pods(lane, &snapshot.pods, &real, &clock, &mut written).await?;
-    let mut last_doc = stub_doc(&real_metrics(&snapshot.metrics, &names, &clock), &real);
+    let mut last_doc = stub_doc(&real_metrics(&snapshot.metrics, &names, &clock), &real, &unregistered);
     k::put_stub(c, ns, &last_doc).await?;
     let wait = t0 - wall_micros();
     if wait > 0 {
@@ -375,6 +417,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
                 let e = timeline[applied];
                 let at = i64::from(e.at);
                 world.apply(e, at);
+                note(e, &mut unregistered);
                 if e.set_replicas.is_some() {
                     k::set_replicas(c, ns, plan.kind, &target, world.replicas()).await?;
                 }
@@ -393,7 +436,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
             let snapshot = world.snapshot(ti);
             let real = live_pods(lane, &selector).await?;
             let names = mirror_pods(lane, &snapshot.pods, &real, &clock, &mut written).await?;
-            let doc = stub_doc(&real_metrics(&snapshot.metrics, &names, &clock), &real);
+            let doc = stub_doc(&real_metrics(&snapshot.metrics, &names, &clock), &real, &unregistered);
             if doc != last_doc {
                 k::put_stub(c, ns, &doc).await?;
                 last_doc = doc;

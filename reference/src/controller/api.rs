@@ -24,6 +24,7 @@ use crate::decide::Event;
 use crate::metrics_api::{
     ListAnswer, MetricsApis, ObjectAnswer, PodMetrics, PodValue, SampleValue,
 };
+use crate::metrics_api::{RequestFor, generic_response_message};
 use crate::time::Time;
 
 /// How an API error reads: the status message for API errors (like client-go), else the error.
@@ -214,78 +215,6 @@ pub fn plural(kind: &str) -> String {
     } else {
         format!("{k}s")
     }
-}
-
-/// What a request was for, as client-go names it in the text of an error answer that is not a
-/// `Status` (e.g. the API server's plain `404 page not found` for an API group nobody serves).
-#[derive(Debug, Clone, Copy)]
-pub struct RequestFor<'a> {
-    /// The API group the client talks to, e.g. `metrics.k8s.io`.
-    pub group: &'a str,
-    /// The resource as the client names it, e.g. `pods`.
-    pub resource: &'a str,
-    /// The object's name, if the request names one.
-    pub name: &'a str,
-}
-
-/// client-go's text for an error answer whose body is not a `Status` (apimachinery's
-/// `NewGenericServerResponse` for a GET): the status code's sentence, then `(get <resource>.<group>
-/// [name])`.
-pub fn generic_response_message(code: u16, body: &str, req: RequestFor<'_>) -> String {
-    let body = if body.trim().is_empty() {
-        "unknown"
-    } else {
-        body.trim()
-    };
-    let sentence = match code {
-        409 => "the server reported a conflict".to_string(),
-        404 => "the server could not find the requested resource".to_string(),
-        400 => "the server rejected our request for an unknown reason".to_string(),
-        401 => "the server has asked for the client to provide credentials".to_string(),
-        403 | 415 => body.to_string(),
-        406 if body != "unknown" => body.to_string(),
-        406 => "the server was unable to respond with a content type that the client supports".to_string(),
-        405 => "the server does not allow this method on the requested resource".to_string(),
-        422 => "the server rejected our request due to an error in our request".to_string(),
-        503 => "the server is currently unable to handle the request".to_string(),
-        504 => "the server was unable to return a response in the time allotted, but may still be processing the request".to_string(),
-        429 => "the server has received too many requests and has asked us to try again later".to_string(),
-        c if c >= 500 => format!(
-            "an error on the server ({}) has prevented the request from succeeding",
-            go_quote(body)
-        ),
-        c => format!("the server responded with the status code {c} but did not return more information"),
-    };
-    let qualified = if req.group.is_empty() {
-        req.resource.to_string()
-    } else {
-        format!("{}.{}", req.resource, req.group)
-    };
-    match (req.resource.is_empty(), req.name.is_empty()) {
-        (true, _) => sentence,
-        (false, true) => format!("{sentence} (get {qualified})"),
-        (false, false) => format!("{sentence} (get {qualified} {})", req.name),
-    }
-}
-
-/// Go's `%q` of a string (the printable ASCII subset this text needs; other characters escaped).
-fn go_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// How a failed metrics request reads, as upstream's clients report it.
@@ -592,44 +521,5 @@ mod tests {
         assert_eq!(gvk_of(&t("apps/v1")).unwrap().group, "apps");
         assert_eq!(gvk_of(&t("v1")).unwrap().group, "");
         assert!(gvk_of(&t("a/b/c")).is_err());
-    }
-}
-
-#[cfg(test)]
-mod generic_error_tests {
-    use super::{RequestFor, generic_response_message};
-
-    const PODS: RequestFor<'static> = RequestFor {
-        group: "metrics.k8s.io",
-        resource: "pods",
-        name: "",
-    };
-
-    #[test]
-    fn an_unserved_metrics_api_reads_as_client_go_reports_it() {
-        assert_eq!(
-            generic_response_message(404, "404 page not found", PODS),
-            "the server could not find the requested resource (get pods.metrics.k8s.io)"
-        );
-        assert_eq!(
-            generic_response_message(500, "boom \"x\"", PODS),
-            "an error on the server (\"boom \\\"x\\\"\") has prevented the request from succeeding (get pods.metrics.k8s.io)"
-        );
-        assert_eq!(
-            generic_response_message(
-                503,
-                "",
-                RequestFor {
-                    group: "custom.metrics.k8s.io",
-                    resource: "pods",
-                    name: "*"
-                }
-            ),
-            "the server is currently unable to handle the request (get pods.custom.metrics.k8s.io *)"
-        );
-        assert_eq!(
-            generic_response_message(418, "", PODS),
-            "the server responded with the status code 418 but did not return more information (get pods.metrics.k8s.io)"
-        );
     }
 }
