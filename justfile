@@ -75,3 +75,13 @@ kind-down:
 # Check the running kind cluster: nodes/kube-system Ready, a Deployment + HPA, KCM's HPA conditions.
 kind-smoke:
     kind-config/scripts/smoke.sh
+
+# --- metrics stub (metrics-stub/README.md) ---
+
+# Build the metrics stub image hpa-conformance/metrics-stub:<binary hash> and :dev (static musl, FROM scratch).
+stub-image:
+    metrics-stub/image.sh
+
+# Build and load the stub into the kind cluster, apply kind-config/metrics-stub, wait for its APIServices.
+kind-stub:
+    kind-config/metrics-stub/deploy.sh

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# `just kind-stub`: builds the metrics stub image (metrics-stub/image.sh), loads it into the kind
+# cluster hpa-conformance, applies this kustomization, restarts the stub when the image changed,
+# and waits until the four APIServices are Available.
+# Tools: kind and kubectl from ${HPA_CONFORMANCE_CACHE:-~/.cache/hpa-conformance}/bin (built by
+# the kind recipes) or PATH; kubeconfig .cache/kind/kubeconfig (written by `just kind-up`).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+export PATH="${HPA_CONFORMANCE_CACHE:-$HOME/.cache/hpa-conformance}/bin:$PATH"
+export KUBECONFIG=${KUBECONFIG:-$root/.cache/kind/kubeconfig}
+cluster=${KIND_CLUSTER_NAME:-hpa-conformance}
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+[ -s "$KUBECONFIG" ] || { log "no kubeconfig at $KUBECONFIG: run \`just kind-up\` first"; exit 1; }
+
+built=$("$root/metrics-stub/image.sh" | tail -1)
+log "image: $built"
+hash=${built%% *}
+hash=${hash##*:}
+
+kind load docker-image --name "$cluster" "hpa-conformance/metrics-stub:$hash" "hpa-conformance/metrics-stub:dev"
+kubectl apply -k "$here"
+# The Deployment runs :dev; the annotation rolls it when (and only when) the binary changed.
+kubectl -n hpa-conformance-system patch deployment hpa-metrics-stub --type merge \
+  -p "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"hpa-conformance/metrics-stub-binary\":\"$hash\"}}}}}" >/dev/null
+kubectl -n hpa-conformance-system rollout status deployment/hpa-metrics-stub --timeout=180s
+kubectl wait --for=condition=Available --timeout=180s \
+  apiservice/v1beta1.metrics.k8s.io \
+  apiservice/v1beta2.custom.metrics.k8s.io \
+  apiservice/v1beta1.custom.metrics.k8s.io \
+  apiservice/v1beta1.external.metrics.k8s.io
+kubectl get apiservices -l app.kubernetes.io/name=hpa-metrics-stub

@@ -1,0 +1,355 @@
+//! The HTTPS server: an axum router over a rustls listener (HTTP/1.1).
+//!
+//! - `GET /healthz`, `/readyz`, `/livez`: `ok`.
+//! - `/apis/...`: discovery ([`crate::discovery`]) and the metric paths ([`crate::routes`],
+//!   answered by [`crate::answers`] from the namespace's document); each metric request is counted
+//!   under its namespace. Anything else (`/openapi/v2`, `/openapi/v3` included) is
+//!   `404 page not found`, which the aggregator tolerates.
+//! - The control API: `GET /control/namespaces`; `PUT`, `GET`, `DELETE
+//!   /control/namespaces/{ns}`; `GET`, `DELETE /control/namespaces/{ns}/requests`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_rustls::TlsAcceptor;
+use tracing::{debug, info, warn};
+
+use crate::answers::{self, Query};
+use crate::control::{ControlDocument, NamespaceList};
+use crate::discovery;
+use crate::reply::Reply;
+use crate::routes::{MetricRoute, Route, route};
+use crate::state::Store;
+use crate::wire::Status;
+
+/// Starting the server failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The listen address could not be bound.
+    #[error("binding {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// The largest control document accepted.
+const BODY_LIMIT: usize = 16 * 1024 * 1024;
+
+impl IntoResponse for Reply {
+    fn into_response(self) -> Response {
+        let mut response = Response::new(Body::from(self.body));
+        *response.status_mut() =
+            StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        if let Ok(v) = HeaderValue::from_str(&self.content_type) {
+            response.headers_mut().insert(header::CONTENT_TYPE, v);
+        }
+        if self.content_type.starts_with("text/plain") {
+            response.headers_mut().insert(
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            );
+        }
+        response
+    }
+}
+
+/// The router of every path the stub serves.
+pub fn router(store: Arc<Store>) -> Router {
+    Router::new()
+        .route("/healthz", get(ok))
+        .route("/readyz", get(ok))
+        .route("/livez", get(ok))
+        .route("/control/namespaces", get(list_namespaces))
+        .route(
+            "/control/namespaces/{ns}",
+            get(get_document).put(put_document).delete(delete_document),
+        )
+        .route(
+            "/control/namespaces/{ns}/requests",
+            get(get_counts).delete(delete_counts),
+        )
+        .fallback(api)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::from_fn(log_request))
+        .with_state(store)
+}
+
+async fn log_request(request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let uri = request.uri().clone();
+    let started = Instant::now();
+    let response = next.run(request).await;
+    debug!(
+        %method,
+        %uri,
+        status = response.status().as_u16(),
+        micros = started.elapsed().as_micros() as u64,
+        "request"
+    );
+    response
+}
+
+async fn ok() -> Reply {
+    Reply {
+        status: 200,
+        content_type: "text/plain; charset=utf-8".to_string(),
+        body: b"ok".to_vec(),
+    }
+}
+
+fn control_error(code: u16, reason: &str, message: String) -> Reply {
+    Reply::status(&Status::failure(code, reason, message))
+}
+
+fn no_document(ns: &str) -> Reply {
+    control_error(
+        404,
+        "NotFound",
+        format!("no control document for namespace {ns:?}"),
+    )
+}
+
+async fn list_namespaces(State(store): State<Arc<Store>>) -> Reply {
+    Reply::json(
+        200,
+        &NamespaceList {
+            namespaces: store.namespaces(),
+        },
+    )
+}
+
+async fn get_document(State(store): State<Arc<Store>>, Path(ns): Path<String>) -> Reply {
+    match store.get(&ns) {
+        Some(doc) => Reply::json(200, doc.as_ref()),
+        None => no_document(&ns),
+    }
+}
+
+async fn put_document(
+    State(store): State<Arc<Store>>,
+    Path(ns): Path<String>,
+    body: Bytes,
+) -> Reply {
+    let doc: ControlDocument = match serde_json::from_slice(&body) {
+        Ok(doc) => doc,
+        Err(e) => {
+            return control_error(400, "BadRequest", format!("invalid control document: {e}"));
+        }
+    };
+    if let Err(e) = doc.validate() {
+        return control_error(422, "Invalid", format!("invalid control document: {e}"));
+    }
+    let reply = Reply::json(200, &doc);
+    let replaced = store.put(&ns, doc);
+    debug!(namespace = %ns, replaced, "control document stored");
+    Reply {
+        status: if replaced { 200 } else { 201 },
+        ..reply
+    }
+}
+
+async fn delete_document(State(store): State<Arc<Store>>, Path(ns): Path<String>) -> Reply {
+    match store.delete(&ns) {
+        Some(doc) => Reply::json(200, doc.as_ref()),
+        None => no_document(&ns),
+    }
+}
+
+async fn get_counts(State(store): State<Arc<Store>>, Path(ns): Path<String>) -> Reply {
+    Reply::json(200, &store.counts(&ns))
+}
+
+async fn delete_counts(State(store): State<Arc<Store>>, Path(ns): Path<String>) -> Reply {
+    store.reset_counts(&ns);
+    Reply::json(200, &store.counts(&ns))
+}
+
+/// The request target as counted: the percent-decoded path and, when present, `?` and the
+/// decoded query parameters joined by `&`.
+fn count_key(uri: &Uri) -> String {
+    let path = crate::routes::segments(uri.path()).join("/");
+    match uri.query().filter(|q| !q.is_empty()) {
+        Some(q) => {
+            let params: Vec<String> = form_urlencoded::parse(q.as_bytes())
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            format!("/{path}?{}", params.join("&"))
+        }
+        None => format!("/{path}"),
+    }
+}
+
+async fn api(
+    State(store): State<Arc<Store>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Reply {
+    let route = route(uri.path());
+    if method != Method::GET && method != Method::HEAD {
+        return match route {
+            Route::NotFound => Reply::page_not_found(),
+            _ => control_error(
+                405,
+                "MethodNotAllowed",
+                "the server does not allow this method on the requested resource".to_string(),
+            ),
+        };
+    }
+    match route {
+        Route::Apis => discovery::apis(headers.get(header::ACCEPT).and_then(|v| v.to_str().ok())),
+        Route::Group(g) => discovery::api_group_document(&g).unwrap_or_else(Reply::page_not_found),
+        Route::GroupVersion(g, v) => {
+            discovery::api_resource_list(&g, &v).unwrap_or_else(Reply::page_not_found)
+        }
+        Route::NotFound => Reply::page_not_found(),
+        Route::Metric(metric) => {
+            let query = Query::parse(uri.query());
+            let now = store.now();
+            if let Some(ns) = metric.namespace() {
+                store.count(ns, &count_key(&uri));
+            }
+            if metric == (MetricRoute::PodMetricsList { namespace: None }) {
+                let docs = store.all();
+                return answers::all_pod_metrics(
+                    docs.iter().map(|(ns, doc)| (ns, doc.as_ref())),
+                    &query,
+                    &now,
+                );
+            }
+            let doc = metric.namespace().and_then(|ns| store.get(ns));
+            answers::answer(&metric, doc.as_deref(), &query, &now)
+        }
+    }
+}
+
+/// A running server.
+#[derive(Debug)]
+pub struct Server {
+    /// The bound address (useful with port 0).
+    pub local_addr: SocketAddr,
+    /// The shared documents and counters.
+    pub store: Arc<Store>,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl Server {
+    /// Binds `listen` and serves HTTPS there until [`Server::shutdown`].
+    pub async fn start(
+        listen: SocketAddr,
+        tls: Arc<rustls::ServerConfig>,
+        store: Arc<Store>,
+    ) -> Result<Server, ServeError> {
+        let listener = TcpListener::bind(listen)
+            .await
+            .map_err(|source| ServeError::Bind {
+                addr: listen,
+                source,
+            })?;
+        let local_addr = listener.local_addr().map_err(|source| ServeError::Bind {
+            addr: listen,
+            source,
+        })?;
+        let acceptor = TlsAcceptor::from(tls);
+        let app = router(store.clone());
+        let (stop, mut stopped) = watch::channel(false);
+        let task = tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = stopped.changed() => break,
+                    accepted = listener.accept() => {
+                        let (tcp, peer) = match accepted {
+                            Ok(x) => x,
+                            Err(e) => {
+                                warn!("accept: {e}");
+                                tokio::time::sleep(Duration::from_millis(50)).await;
+                                continue;
+                            }
+                        };
+                        tokio::spawn(serve_connection(acceptor.clone(), app.clone(), tcp, peer));
+                    }
+                }
+            }
+        });
+        info!(%local_addr, "serving HTTPS");
+        Ok(Server {
+            local_addr,
+            store,
+            stop,
+            task,
+        })
+    }
+
+    /// Stops accepting connections (open connections finish their requests).
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+async fn serve_connection(
+    acceptor: TlsAcceptor,
+    app: Router,
+    tcp: tokio::net::TcpStream,
+    peer: SocketAddr,
+) {
+    let tls = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
+        Ok(Ok(tls)) => tls,
+        Ok(Err(e)) => {
+            debug!(%peer, "TLS handshake failed: {e}");
+            return;
+        }
+        Err(_) => {
+            debug!(%peer, "TLS handshake timed out");
+            return;
+        }
+    };
+    let service = TowerToHyperService::new(app);
+    if let Err(e) = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(tls), service)
+        .await
+    {
+        debug!(%peer, "connection: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn count_keys_are_decoded() {
+        let uri: Uri =
+            "/apis/custom.metrics.k8s.io/v1beta2/namespaces/n/pods/%2A/rps?labelSelector=app%3Dweb"
+                .parse()
+                .unwrap();
+        assert_eq!(
+            count_key(&uri),
+            "/apis/custom.metrics.k8s.io/v1beta2/namespaces/n/pods/*/rps?labelSelector=app=web"
+        );
+        let uri: Uri = "/apis/metrics.k8s.io/v1beta1/namespaces/n/pods"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            count_key(&uri),
+            "/apis/metrics.k8s.io/v1beta1/namespaces/n/pods"
+        );
+    }
+}

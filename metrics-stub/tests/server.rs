@@ -1,0 +1,675 @@
+//! The stub over real HTTPS on 127.0.0.1: a client that trusts the generated certificate puts
+//! control documents and reads every path the metrics clients read, with exact bodies.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use hpa_metrics_stub::server::Server;
+use hpa_metrics_stub::state::{Clock, Store};
+use hpa_metrics_stub::tls;
+use hpa_reference::metrics_api::{ListAnswer, PodMetrics, resource_metric};
+use hpa_reference::view::MetricValues;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::{Method, Request};
+use hyper_util::rt::TokioIo;
+use k8s_openapi::jiff::Timestamp;
+use rstest::rstest;
+use rustls::pki_types::ServerName;
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+
+/// 2026-01-01T00:00:00Z, the stub's clock in these tests.
+const NOW: i64 = 1_767_225_600;
+
+struct Stub {
+    server: Server,
+    client: Arc<rustls::ClientConfig>,
+}
+
+struct Answer {
+    status: u16,
+    content_type: String,
+    nosniff: bool,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+async fn start() -> Stub {
+    let identity = tls::self_signed(&[]).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(identity.cert_chain[0].clone()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let client = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let store = Arc::new(Store::new(Clock::Fixed(
+        Timestamp::from_second(NOW).unwrap(),
+    )));
+    let server = Server::start(
+        "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
+        tls::server_config(identity).unwrap(),
+        store,
+    )
+    .await
+    .unwrap();
+    Stub {
+        server,
+        client: Arc::new(client),
+    }
+}
+
+impl Stub {
+    async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        accept: Option<&str>,
+        body: Option<String>,
+    ) -> Answer {
+        let tcp = TcpStream::connect(self.server.local_addr).await.unwrap();
+        let tls = TlsConnector::from(self.client.clone())
+            .connect(ServerName::try_from("localhost").unwrap(), tcp)
+            .await
+            .unwrap();
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        let mut request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", "localhost");
+        if let Some(a) = accept {
+            request = request.header("accept", a);
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        let status = response.status().as_u16();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .map(|v| v.to_str().unwrap().to_string())
+        };
+        let content_type = header("content-type").unwrap_or_default();
+        let nosniff = header("x-content-type-options").as_deref() == Some("nosniff");
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        Answer {
+            status,
+            content_type,
+            nosniff,
+            body: String::from_utf8(body.to_vec()).unwrap(),
+        }
+    }
+
+    async fn get(&self, path: &str) -> Answer {
+        self.request(Method::GET, path, None, None).await
+    }
+
+    async fn put(&self, namespace: &str, doc: &Value) -> Answer {
+        self.request(
+            Method::PUT,
+            &format!("/control/namespaces/{namespace}"),
+            None,
+            Some(doc.to_string()),
+        )
+        .await
+    }
+}
+
+fn time(offset: i64) -> String {
+    Timestamp::from_second(NOW + offset)
+        .unwrap()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+/// Three pods (two `app=web`, one `app=db`), each with PodMetrics, per-pod custom values, an
+/// object value and an external series.
+fn document() -> Value {
+    json!({
+        "pods": {
+            "web-b": {"app": "web", "tier": "front"},
+            "web-a": {"app": "web"},
+            "db-0": {"app": "db"}
+        },
+        "metrics": {
+            "resource": {"items": [
+                {"metadata": {"name": "web-b"}, "timestamp": time(-10), "window": "30s",
+                 "containers": [{"name": "app", "usage": {"cpu": "300m", "memory": "10Mi"}},
+                                {"name": "side", "usage": {"cpu": "50m"}}]},
+                {"metadata": {"name": "web-a", "labels": {"app": "stale"}}, "timestamp": time(-5), "window": "1m0s",
+                 "containers": [{"name": "app", "usage": {"cpu": "250m"}}]},
+                {"metadata": {"name": "db-0"}, "timestamp": time(-5), "window": "30s",
+                 "containers": [{"name": "db", "usage": {"cpu": "1"}}]},
+                {"metadata": {"name": "stray", "labels": {"app": "other"}}, "timestamp": time(-5),
+                 "window": "30s", "containers": [{"name": "app", "usage": {"cpu": "2"}}]}
+            ]},
+            "pods": {"rps": {"items": [
+                {"pod": "web-a", "value": "10", "timestamp": time(-1), "windowSeconds": 30},
+                {"pod": "web-b", "value": "1500m", "timestamp": time(-1)},
+                {"pod": "db-0", "value": "7", "timestamp": time(-1)}
+            ]}},
+            "object": {"hits": {"value": {"value": "42", "timestamp": time(-2)}}},
+            "external": {"queue": {"items": [
+                {"value": "5", "timestamp": time(-3)},
+                {"value": "6", "timestamp": time(-3)}
+            ]}}
+        }
+    })
+}
+
+fn with_faults(faults: Value) -> Value {
+    let mut doc = document();
+    doc["faults"] = faults;
+    doc
+}
+
+fn with_errors(mut doc: Value) -> Value {
+    doc["metrics"]["resource"] = json!({"error": "resource broke"});
+    doc["metrics"]["pods"]["rps"] = json!({"error": "pods broke"});
+    doc["metrics"]["object"]["hits"] = json!({"error": "object broke"});
+    doc["metrics"]["external"]["queue"] = json!({"error": "external broke"});
+    doc
+}
+
+const PODS: &str = "/apis/metrics.k8s.io/v1beta1/namespaces/case/pods";
+const CUSTOM_PODS: &str = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/case/pods/%2A/rps";
+const OBJECT: &str =
+    "/apis/custom.metrics.k8s.io/v1beta2/namespaces/case/deployments.apps/web/hits";
+const EXTERNAL: &str = "/apis/external.metrics.k8s.io/v1beta1/namespaces/case/queue";
+
+#[tokio::test]
+async fn resource_metrics_are_filtered_by_the_pods_labels() {
+    let stub = start().await;
+    assert_eq!(stub.put("case", &document()).await.status, 201);
+
+    let web = stub.get(&format!("{PODS}?labelSelector=app%3Dweb")).await;
+    assert_eq!(web.status, 200);
+    assert_eq!(web.content_type, "application/json");
+    assert_eq!(
+        web.body,
+        format!(
+            concat!(
+                r#"{{"kind":"PodMetricsList","apiVersion":"metrics.k8s.io/v1beta1","metadata":{{}},"items":["#,
+                r#"{{"metadata":{{"creationTimestamp":"{now}","labels":{{"app":"web"}},"name":"web-a","namespace":"case"}},"timestamp":"{a}","window":"1m0s","containers":[{{"name":"app","usage":{{"cpu":"250m"}}}}]}},"#,
+                r#"{{"metadata":{{"creationTimestamp":"{now}","labels":{{"app":"web","tier":"front"}},"name":"web-b","namespace":"case"}},"timestamp":"{b}","window":"30s","containers":[{{"name":"app","usage":{{"cpu":"300m","memory":"10Mi"}}}},{{"name":"side","usage":{{"cpu":"50m"}}}}]}}"#,
+                "]}}\n"
+            ),
+            now = time(0),
+            a = time(-5),
+            b = time(-10)
+        )
+    );
+
+    // Set-based and negative selectors, and no selector at all.
+    let names = |a: &Answer| -> Vec<String> {
+        a.json()["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let front = stub
+        .get(&format!("{PODS}?labelSelector=app+in+%28web%29%2Ctier"))
+        .await;
+    assert_eq!(names(&front), ["web-b"]);
+    let not_web = stub
+        .get(&format!("{PODS}?labelSelector=app%21%3Dweb"))
+        .await;
+    assert_eq!(names(&not_web), ["db-0", "stray"]);
+    let all = stub.get(PODS).await;
+    assert_eq!(names(&all), ["db-0", "stray", "web-a", "web-b"]);
+    // A pod the document does not list is selected by the item's own labels.
+    let other = stub.get(&format!("{PODS}?labelSelector=app%3Dother")).await;
+    assert_eq!(names(&other), ["stray"]);
+    assert_eq!(
+        other.json()["items"][0]["metadata"]["labels"],
+        json!({"app": "other"})
+    );
+
+    // What the stub sends reads, through the reference's model of upstream's metrics client, as
+    // the document's own answer filtered to the selected pods.
+    let items: Vec<PodMetrics> = serde_json::from_value(web.json()["items"].clone()).unwrap();
+    let reading = resource_metric(&ListAnswer { items, error: None }, "cpu", None).unwrap();
+    let MetricValues::PerPod { samples, .. } = reading else {
+        panic!("per-pod samples expected")
+    };
+    assert_eq!(samples["web-a"].value, 250);
+    assert_eq!(samples["web-b"].value, 350);
+    assert_eq!(samples.len(), 2);
+
+    // An invalid selector is a 400 Status.
+    let bad = stub
+        .get(&format!("{PODS}?labelSelector=app%3D%3Dweb+b"))
+        .await;
+    assert_eq!(bad.status, 400);
+    assert_eq!(bad.json()["reason"], "BadRequest");
+}
+
+#[tokio::test]
+async fn one_pod_and_all_namespaces() {
+    let stub = start().await;
+    stub.put("case", &document()).await;
+    let one = stub.get(&format!("{PODS}/web-a")).await;
+    assert_eq!(one.status, 200);
+    assert_eq!(
+        one.body,
+        format!(
+            concat!(
+                r#"{{"kind":"PodMetrics","apiVersion":"metrics.k8s.io/v1beta1","metadata":{{"creationTimestamp":"{now}","labels":{{"app":"web"}},"name":"web-a","namespace":"case"}},"#,
+                r#""timestamp":"{a}","window":"1m0s","containers":[{{"name":"app","usage":{{"cpu":"250m"}}}}]}}"#,
+                "\n"
+            ),
+            now = time(0),
+            a = time(-5)
+        )
+    );
+    let missing = stub.get(&format!("{PODS}/nope")).await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(
+        missing.body,
+        concat!(
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"podmetrics.metrics.k8s.io \"case/nope\" not found","reason":"NotFound","details":{"name":"case/nope","group":"metrics.k8s.io","kind":"podmetrics"},"code":404}"#,
+            "\n"
+        )
+    );
+    stub.put("other", &document()).await;
+    let all = stub
+        .get("/apis/metrics.k8s.io/v1beta1/pods?labelSelector=app%3Ddb")
+        .await;
+    let namespaces: Vec<String> = all.json()["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["namespace"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(namespaces, ["case", "other"]);
+    let nodes = stub.get("/apis/metrics.k8s.io/v1beta1/nodes").await;
+    assert_eq!(
+        nodes.body,
+        "{\"kind\":\"NodeMetricsList\",\"apiVersion\":\"metrics.k8s.io/v1beta1\",\"metadata\":{},\"items\":[]}\n"
+    );
+}
+
+#[tokio::test]
+async fn custom_pod_metrics_v1beta2_and_v1beta1() {
+    let stub = start().await;
+    stub.put("case", &document()).await;
+    let v2 = stub
+        .get(&format!(
+            "{CUSTOM_PODS}?labelSelector=app%3Dweb&metricLabelSelector=verb+in+%28GET%2CPUT%29%2Ccode%3D200"
+        ))
+        .await;
+    assert_eq!(v2.status, 200);
+    let selector = r#"{"matchLabels":{"code":"200"},"matchExpressions":[{"key":"verb","operator":"In","values":["GET","PUT"]}]}"#;
+    assert_eq!(
+        v2.body,
+        format!(
+            concat!(
+                r#"{{"kind":"MetricValueList","apiVersion":"custom.metrics.k8s.io/v1beta2","metadata":{{}},"items":["#,
+                r#"{{"describedObject":{{"kind":"Pod","namespace":"case","name":"web-a","apiVersion":"/v1"}},"metric":{{"name":"rps","selector":{sel}}},"timestamp":"{t}","windowSeconds":30,"value":"10"}},"#,
+                r#"{{"describedObject":{{"kind":"Pod","namespace":"case","name":"web-b","apiVersion":"/v1"}},"metric":{{"name":"rps","selector":{sel}}},"timestamp":"{t}","value":"1500m"}}"#,
+                "]}}\n"
+            ),
+            sel = selector,
+            t = time(-1)
+        )
+    );
+    let v1 = stub
+        .get("/apis/custom.metrics.k8s.io/v1beta1/namespaces/case/pods/%2A/rps?labelSelector=app%3Ddb")
+        .await;
+    assert_eq!(
+        v1.body,
+        format!(
+            concat!(
+                r#"{{"kind":"MetricValueList","apiVersion":"custom.metrics.k8s.io/v1beta1","metadata":{{}},"items":["#,
+                r#"{{"describedObject":{{"kind":"Pod","namespace":"case","name":"db-0","apiVersion":"/v1"}},"metricName":"rps","timestamp":"{t}","value":"7","selector":null}}"#,
+                "]}}\n"
+            ),
+            t = time(-1)
+        )
+    );
+    // One pod's value by name.
+    let one = stub
+        .get("/apis/custom.metrics.k8s.io/v1beta2/namespaces/case/pods/web-b/rps")
+        .await;
+    assert_eq!(one.json()["items"][0]["value"], "1500m");
+    assert_eq!(one.json()["items"].as_array().unwrap().len(), 1);
+    // A metric nobody set: an empty list (upstream's client then reports "no metrics returned").
+    let none = stub
+        .get("/apis/custom.metrics.k8s.io/v1beta2/namespaces/case/pods/%2A/absent")
+        .await;
+    assert_eq!(
+        none.body,
+        "{\"kind\":\"MetricValueList\",\"apiVersion\":\"custom.metrics.k8s.io/v1beta2\",\"metadata\":{},\"items\":[]}\n"
+    );
+}
+
+#[tokio::test]
+async fn object_metrics_answer_exactly_one_value() {
+    let stub = start().await;
+    stub.put("case", &document()).await;
+    let object = stub.get(OBJECT).await;
+    assert_eq!(
+        object.body,
+        format!(
+            concat!(
+                r#"{{"kind":"MetricValueList","apiVersion":"custom.metrics.k8s.io/v1beta2","metadata":{{}},"items":["#,
+                r#"{{"describedObject":{{"kind":"Deployment","namespace":"case","name":"web","apiVersion":"apps/v1"}},"metric":{{"name":"hits","selector":null}},"timestamp":"{t}","value":"42"}}"#,
+                "]}}\n"
+            ),
+            t = time(-2)
+        )
+    );
+    // The HPA asks for a Namespace's metric on the namespace path.
+    let namespace = stub
+        .get("/apis/custom.metrics.k8s.io/v1beta2/namespaces/case/metrics/hits")
+        .await;
+    assert_eq!(
+        namespace.json()["items"][0]["describedObject"],
+        json!({"kind": "Namespace", "name": "case", "apiVersion": "/v1"})
+    );
+    let absent = stub
+        .get("/apis/custom.metrics.k8s.io/v1beta2/namespaces/case/services/front/absent")
+        .await;
+    assert_eq!(absent.status, 404);
+    assert_eq!(
+        absent.body,
+        concat!(
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server could not find the metric absent for services front","reason":"NotFound","code":404}"#,
+            "\n"
+        )
+    );
+}
+
+#[tokio::test]
+async fn external_metrics_list_the_series() {
+    let stub = start().await;
+    stub.put("case", &document()).await;
+    let series = stub
+        .get(&format!("{EXTERNAL}?labelSelector=queue%3Dorders"))
+        .await;
+    assert_eq!(
+        series.body,
+        format!(
+            concat!(
+                r#"{{"kind":"ExternalMetricValueList","apiVersion":"external.metrics.k8s.io/v1beta1","metadata":{{}},"items":["#,
+                r#"{{"metricName":"queue","metricLabels":{{}},"timestamp":"{t}","value":"5"}},"#,
+                r#"{{"metricName":"queue","metricLabels":{{}},"timestamp":"{t}","value":"6"}}"#,
+                "]}}\n"
+            ),
+            t = time(-3)
+        )
+    );
+}
+
+#[rstest]
+#[case::resource_default_500(json!({}), PODS, 500, "", "resource broke")]
+#[case::custom_pods_503(json!({"custom": {"errorCode": 503}}), CUSTOM_PODS, 503, "ServiceUnavailable", "pods broke")]
+#[case::object_403(json!({"custom": {"errorCode": 403}}), OBJECT, 403, "Forbidden", "object broke")]
+#[case::external_reason_override(json!({"external": {"errorCode": 429, "errorReason": "Slow"}}), EXTERNAL, 429, "Slow", "external broke")]
+#[tokio::test]
+async fn errors_are_statuses_with_the_error_text(
+    #[case] faults: Value,
+    #[case] path: &str,
+    #[case] code: u16,
+    #[case] reason: &str,
+    #[case] message: &str,
+) {
+    let stub = start().await;
+    stub.put("case", &with_errors(with_faults(faults))).await;
+    let answer = stub.get(path).await;
+    assert_eq!(answer.status, code);
+    assert_eq!(answer.content_type, "application/json");
+    let reason = if reason.is_empty() {
+        String::new()
+    } else {
+        format!(r#","reason":"{reason}""#)
+    };
+    assert_eq!(
+        answer.body,
+        format!(
+            r#"{{"kind":"Status","apiVersion":"v1","metadata":{{}},"status":"Failure","message":"{message}"{reason},"code":{code}}}"#
+        ) + "\n"
+    );
+}
+
+#[rstest]
+#[case::resource(json!({"resource": {"mode": "unregistered"}}), PODS)]
+#[case::custom_pods(json!({"custom": {"mode": "unregistered"}}), CUSTOM_PODS)]
+#[case::custom_object(json!({"custom": {"mode": "unregistered"}}), OBJECT)]
+#[case::external(json!({"external": {"mode": "unregistered"}}), EXTERNAL)]
+#[tokio::test]
+async fn unregistered_apis_answer_page_not_found(#[case] faults: Value, #[case] path: &str) {
+    let stub = start().await;
+    stub.put("case", &with_errors(with_faults(faults))).await;
+    let answer = stub.get(path).await;
+    assert_eq!(answer.status, 404);
+    assert_eq!(answer.content_type, "text/plain; charset=utf-8");
+    assert!(answer.nosniff);
+    assert_eq!(answer.body, "404 page not found\n");
+    // Another namespace is unaffected.
+    stub.put("calm", &document()).await;
+    let calm = stub.get(&path.replace("/case/", "/calm/")).await;
+    assert_eq!(calm.status, 200, "{}", calm.body);
+}
+
+#[rstest]
+#[case("/apis")]
+#[case("/apis/metrics.k8s.io")]
+#[case("/apis/metrics.k8s.io/v1beta1")]
+#[case("/apis/custom.metrics.k8s.io")]
+#[case("/apis/custom.metrics.k8s.io/v1beta2")]
+#[case("/apis/custom.metrics.k8s.io/v1beta1")]
+#[case("/apis/external.metrics.k8s.io")]
+#[case("/apis/external.metrics.k8s.io/v1beta1")]
+#[case("/healthz")]
+#[case("/readyz")]
+#[case("/livez")]
+#[tokio::test]
+async fn discovery_and_health_are_never_faulted(#[case] path: &str) {
+    let stub = start().await;
+    let before = stub.get(path).await;
+    assert_eq!(before.status, 200, "{}", before.body);
+    let all = json!({
+        "resource": {"mode": "unregistered"},
+        "custom": {"errorCode": 503},
+        "external": {"mode": "unregistered"}
+    });
+    stub.put("case", &with_errors(with_faults(all))).await;
+    let after = stub.get(path).await;
+    assert_eq!(after.status, 200);
+    assert_eq!(after.body, before.body);
+}
+
+#[tokio::test]
+async fn discovery_documents() {
+    let stub = start().await;
+    let legacy = stub.get("/apis").await;
+    assert_eq!(legacy.content_type, "application/json");
+    assert_eq!(
+        legacy.body,
+        concat!(
+            r#"{"kind":"APIGroupList","apiVersion":"v1","groups":["#,
+            r#"{"name":"metrics.k8s.io","versions":[{"groupVersion":"metrics.k8s.io/v1beta1","version":"v1beta1"}],"preferredVersion":{"groupVersion":"metrics.k8s.io/v1beta1","version":"v1beta1"}},"#,
+            r#"{"name":"custom.metrics.k8s.io","versions":[{"groupVersion":"custom.metrics.k8s.io/v1beta2","version":"v1beta2"},{"groupVersion":"custom.metrics.k8s.io/v1beta1","version":"v1beta1"}],"preferredVersion":{"groupVersion":"custom.metrics.k8s.io/v1beta2","version":"v1beta2"}},"#,
+            r#"{"name":"external.metrics.k8s.io","versions":[{"groupVersion":"external.metrics.k8s.io/v1beta1","version":"v1beta1"}],"preferredVersion":{"groupVersion":"external.metrics.k8s.io/v1beta1","version":"v1beta1"}}"#,
+            "]}\n"
+        )
+    );
+
+    // What kube-aggregator's discovery manager asks for.
+    let aggregated = stub
+        .request(
+            Method::GET,
+            "/apis",
+            Some("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"),
+            None,
+        )
+        .await;
+    assert_eq!(
+        aggregated.content_type,
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    );
+    assert_eq!(
+        aggregated.body,
+        concat!(
+            r#"{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","metadata":{},"items":["#,
+            r#"{"metadata":{"name":"metrics.k8s.io","creationTimestamp":null},"versions":[{"version":"v1beta1","resources":["#,
+            r#"{"resource":"nodes","responseKind":{"group":"metrics.k8s.io","version":"v1beta1","kind":"NodeMetrics"},"scope":"Cluster","singularResource":"","verbs":["get","list"]},"#,
+            r#"{"resource":"pods","responseKind":{"group":"metrics.k8s.io","version":"v1beta1","kind":"PodMetrics"},"scope":"Namespaced","singularResource":"","verbs":["get","list"]}"#,
+            r#"],"freshness":"Current"}]},"#,
+            r#"{"metadata":{"name":"custom.metrics.k8s.io","creationTimestamp":null},"versions":[{"version":"v1beta2","freshness":"Current"},{"version":"v1beta1","freshness":"Current"}]},"#,
+            r#"{"metadata":{"name":"external.metrics.k8s.io","creationTimestamp":null},"versions":[{"version":"v1beta1","freshness":"Current"}]}"#,
+            "]}\n"
+        )
+    );
+
+    let resources = stub.get("/apis/metrics.k8s.io/v1beta1").await;
+    assert_eq!(
+        resources.body,
+        concat!(
+            r#"{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"metrics.k8s.io/v1beta1","resources":["#,
+            r#"{"name":"nodes","singularName":"","namespaced":false,"kind":"NodeMetrics","verbs":["get","list"]},"#,
+            r#"{"name":"pods","singularName":"","namespaced":true,"kind":"PodMetrics","verbs":["get","list"]}"#,
+            "]}\n"
+        )
+    );
+    let custom = stub.get("/apis/custom.metrics.k8s.io/v1beta2").await;
+    assert_eq!(
+        custom.body,
+        "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"custom.metrics.k8s.io/v1beta2\",\"resources\":[]}\n"
+    );
+    let group = stub.get("/apis/custom.metrics.k8s.io").await;
+    assert_eq!(group.json()["kind"], "APIGroup");
+    assert_eq!(
+        group.json()["preferredVersion"]["groupVersion"],
+        "custom.metrics.k8s.io/v1beta2"
+    );
+
+    for path in ["/openapi/v2", "/openapi/v3", "/apis/apps/v1", "/"] {
+        let answer = stub.get(path).await;
+        assert_eq!(
+            (answer.status, answer.body.as_str()),
+            (404, "404 page not found\n"),
+            "{path}"
+        );
+    }
+    let health = stub.get("/healthz").await;
+    assert_eq!((health.status, health.body.as_str()), (200, "ok"));
+}
+
+#[tokio::test]
+async fn a_namespace_never_configured_has_no_data() {
+    let stub = start().await;
+    let empty = |kind: &str, api_version: &str| {
+        format!(
+            "{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{{}},\"items\":[]}}\n"
+        )
+    };
+    assert_eq!(
+        stub.get(PODS).await.body,
+        empty("PodMetricsList", "metrics.k8s.io/v1beta1")
+    );
+    assert_eq!(
+        stub.get(CUSTOM_PODS).await.body,
+        empty("MetricValueList", "custom.metrics.k8s.io/v1beta2")
+    );
+    assert_eq!(
+        stub.get(EXTERNAL).await.body,
+        empty("ExternalMetricValueList", "external.metrics.k8s.io/v1beta1")
+    );
+    let object = stub.get(OBJECT).await;
+    assert_eq!(object.status, 404);
+    assert_eq!(
+        object.json()["message"],
+        "the server could not find the metric hits for deployments.apps web"
+    );
+}
+
+#[tokio::test]
+async fn the_control_api() {
+    let stub = start().await;
+    let doc = document();
+    assert_eq!(stub.put("case", &doc).await.status, 201);
+    assert_eq!(stub.put("case", &doc).await.status, 200);
+    stub.put("another", &json!({})).await;
+
+    let read = stub.get("/control/namespaces/case").await;
+    assert_eq!(read.status, 200);
+    let expected: hpa_metrics_stub::ControlDocument = serde_json::from_value(doc).unwrap();
+    let got: hpa_metrics_stub::ControlDocument = serde_json::from_str(&read.body).unwrap();
+    assert_eq!(got, expected);
+
+    assert_eq!(
+        stub.get("/control/namespaces").await.json(),
+        json!({"namespaces": ["another", "case"]})
+    );
+
+    // Request counts, by decoded path and query.
+    stub.get(&format!("{PODS}?labelSelector=app%3Dweb")).await;
+    stub.get(&format!("{PODS}?labelSelector=app%3Dweb")).await;
+    stub.get(CUSTOM_PODS).await;
+    stub.get("/apis/metrics.k8s.io/v1beta1").await;
+    assert_eq!(
+        stub.get("/control/namespaces/case/requests").await.json(),
+        json!({"requests": {
+            "/apis/custom.metrics.k8s.io/v1beta2/namespaces/case/pods/*/rps": 1,
+            "/apis/metrics.k8s.io/v1beta1/namespaces/case/pods?labelSelector=app=web": 2
+        }})
+    );
+    let reset = stub
+        .request(
+            Method::DELETE,
+            "/control/namespaces/case/requests",
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(reset.json(), json!({"requests": {}}));
+
+    let deleted = stub
+        .request(Method::DELETE, "/control/namespaces/case", None, None)
+        .await;
+    assert_eq!(deleted.status, 200);
+    let gone = stub.get("/control/namespaces/case").await;
+    assert_eq!(gone.status, 404);
+    assert_eq!(
+        gone.json()["message"],
+        "no control document for namespace \"case\""
+    );
+    assert_eq!(stub.get(PODS).await.json()["items"], json!([]));
+
+    let bad_json = stub
+        .request(Method::PUT, "/control/namespaces/x", None, Some("{".into()))
+        .await;
+    assert_eq!(bad_json.status, 400);
+    let unknown_field = stub.put("x", &json!({"metric": {}})).await;
+    assert_eq!(unknown_field.status, 400);
+    let bad_code = stub
+        .put("x", &json!({"faults": {"resource": {"errorCode": 302}}}))
+        .await;
+    assert_eq!(bad_code.status, 422);
+    assert_eq!(
+        bad_code.json()["message"],
+        "invalid control document: faults.resource.errorCode 302 is not an HTTP error status (400-599)"
+    );
+    assert_eq!(stub.get("/control/namespaces/x").await.status, 404);
+
+    let post = stub.request(Method::POST, PODS, None, None).await;
+    assert_eq!(post.status, 405);
+    stub.server.shutdown().await;
+}
