@@ -237,24 +237,33 @@ d=$WORK/img-kube-proxy
 mini_root "$d"
 cp "$GOBINS/kube-proxy" "$d/usr/local/bin/"
 mkdir -p "$d/usr/sbin"
-for b in /usr/sbin/xtables-nft-multi /usr/sbin/xtables-legacy-multi /usr/sbin/conntrack /usr/sbin/nft; do
-  cp -a "$ROOTFS$b" "$d$b"
-  chroot "$ROOTFS" ldd "$b" | awk '/=> \// {print $3} /^\t\/lib/ {print $1}' | while read -r lib; do
-    real=$(chroot "$ROOTFS" readlink -f "$lib")
-    mkdir -p "$d$(dirname "$lib")" "$d$(dirname "$real")"
-    [ -e "$d$real" ] || cp -a "$ROOTFS$real" "$d$real"
-    [ "$lib" = "$real" ] || [ -e "$d$lib" ] || ln -s "$real" "$d$lib"
-  done
-done
-# iptables' extensions (its XTABLES_LIBDIR).
+# The binaries, iptables' extension modules (its XTABLES_LIBDIR; e.g. libxt_statistic needs libm),
+# and every library they load, found with ldd in the Debian tree.
 mkdir -p "$d/usr/lib/x86_64-linux-gnu"
 cp -a "$ROOTFS/usr/lib/x86_64-linux-gnu/xtables" "$d/usr/lib/x86_64-linux-gnu/"
+for b in /usr/sbin/xtables-nft-multi /usr/sbin/xtables-legacy-multi /usr/sbin/conntrack /usr/sbin/nft; do
+  cp -a "$ROOTFS$b" "$d$b"
+done
+(cd "$ROOTFS" && ls usr/lib/x86_64-linux-gnu/xtables/*.so) | sed 's|^|/|' >"$WORK/kube-proxy-elves"
+printf '%s\n' /usr/sbin/xtables-nft-multi /usr/sbin/xtables-legacy-multi /usr/sbin/conntrack /usr/sbin/nft >>"$WORK/kube-proxy-elves"
+chroot "$ROOTFS" xargs -n 50 ldd <"$WORK/kube-proxy-elves" 2>/dev/null \
+  | awk '/=> \// {print $3} /^\t\/lib/ {print $1}' | sort -u | while read -r lib; do
+  real=$(chroot "$ROOTFS" readlink -f "$lib")
+  mkdir -p "$d$(dirname "$lib")" "$d$(dirname "$real")"
+  [ -e "$d$real" ] || cp -a "$ROOTFS$real" "$d$real"
+  [ "$lib" = "$real" ] || [ -e "$d$lib" ] || ln -s "$real" "$d$lib"
+done
 for n in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
   ln -s xtables-nft-multi "$d/usr/sbin/$n"
 done
 for n in iptables-legacy iptables-legacy-save iptables-legacy-restore ip6tables-legacy ip6tables-legacy-save ip6tables-legacy-restore; do
   ln -s xtables-legacy-multi "$d/usr/sbin/$n"
 done
+# Check that the image's own tree runs them, including a module with extra libraries.
+chroot "$d" /usr/sbin/iptables -m statistic --help >/dev/null || die "kube-proxy image: iptables -m statistic fails"
+chroot "$d" /usr/sbin/iptables-legacy -m statistic --help >/dev/null || die "kube-proxy image: iptables-legacy fails"
+chroot "$d" /usr/sbin/nft --version >/dev/null || die "kube-proxy image: nft fails"
+chroot "$d" /usr/sbin/conntrack --version >/dev/null || die "kube-proxy image: conntrack fails"
 for f in /etc/ethertypes /etc/protocols /etc/services; do [ -e "$ROOTFS$f" ] && cp "$ROOTFS$f" "$d$f"; done
 mkdir -p "$d/run" "$d/var/lib/kube-proxy"
 add_image "$d" "$(image_ref kube-proxy)" "{\"Env\": $PATH_ENV}"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `just kind-smoke`: checks the running kind cluster end to end.
 #   - the node and every kube-system pod are Ready;
-#   - a Deployment of the preloaded workload image hpa-conformance/app:1 (imagePullPolicy Never)
-#     becomes Available;
+#   - a Deployment of the preloaded workload image hpa-conformance/app:1 (imagePullPolicy Never,
+#     busybox httpd) becomes Available; cluster DNS answers; its Service answers via kube-proxy;
 #   - an autoscaling/v2 HPA on CPU: when kube-controller-manager runs the HPA controller, KCM sets
 #     its conditions (ScalingActive=False, FailedGetResourceMetric: there is no metrics API); when
 #     the controller is disabled (cluster-no-hpa.yaml), the HPA gets no conditions and no events;
@@ -49,9 +49,17 @@ spec:
         - name: app
           image: hpa-conformance/app:1
           imagePullPolicy: Never
-          command: [sleep, "3600"]
+          command: [httpd, -f, -p, "8080", -h, /etc]
           resources:
             requests: {cpu: 10m}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: app
+spec:
+  selector: {app: app}
+  ports: [{port: 80, targetPort: 8080}]
 ---
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
@@ -73,6 +81,24 @@ log "Deployment app (hpa-conformance/app:1) available: pod $(kubectl -n "$NS" ge
 kubectl -n "$NS" exec deploy/app -- nslookup kubernetes.default.svc.cluster.local >"$CACHE_KIND/smoke-dns.log" 2>&1 \
   || { cat "$CACHE_KIND/smoke-dns.log" >&2; die "cluster DNS did not answer"; }
 log "cluster DNS: kubernetes.default -> $(awk '/^Address/ {a=$2} END {print a}' "$CACHE_KIND/smoke-dns.log")"
+# A Service through kube-proxy (ClusterIP -> the pod's busybox httpd, hairpin back to the same pod).
+# Connect only once kube-proxy's DNAT rule for it is in the node: without it, traffic to the
+# ClusterIP would leave the node by the default route.
+svc_ip=$(kubectl -n "$NS" get service app -o jsonpath='{.spec.clusterIP}')
+pod=$(kubectl -n "$NS" get pods -l app=app -o jsonpath='{.items[0].metadata.name}')
+pick_docker || die "docker is not answering"
+rule=""
+for _ in $(seq 1 40); do
+  if "$DOCKER" exec "$NAME-control-plane" sh -c 'iptables-save -t nat; iptables-legacy-save -t nat' 2>/dev/null \
+    | grep -q -- "-d $svc_ip/32 .*$NS/app cluster IP"; then rule=1; break; fi
+  sleep 1
+done
+[ -n "$rule" ] || die "kube-proxy wrote no rule for Service $NS/app ($svc_ip) within 40 s: see kubectl -n kube-system logs -l k8s-app=kube-proxy"
+# busybox nc (its wget crashes resolving names with static glibc); the body is the pod's hostname.
+answer=$(kubectl -n "$NS" exec "$pod" -- sh -c "printf 'GET /hostname HTTP/1.0\r\n\r\n' | nc -w 5 $svc_ip 80" 2>&1 || true)
+grep -q '200 OK' <<<"$answer" && grep -qx "$pod" <<<"$(tr -d '\r' <<<"$answer")" \
+  || die "Service $NS/app ($svc_ip:80) did not answer from pod $pod: $(head -3 <<<"$answer" | tr '\r\n' '  ')"
+log "Service app ($svc_ip:80 -> pod :8080) answers through kube-proxy"
 
 conditions() { kubectl -n "$NS" get hpa app -o json | jq -r '[.status.conditions[]? | "\(.type)=\(.status)/\(.reason)"] | join(" ")'; }
 events() { kubectl -n "$NS" get events --field-selector involvedObject.kind=HorizontalPodAutoscaler -o json | jq -r '[.items[] | "\(.type)/\(.reason)"] | unique | join(" ")'; }
