@@ -455,7 +455,11 @@ fn run_on_cluster(
                 }
             }
         }
-        let _ = writeln!(out, "{runs} of {} cases run on the cluster; skipped:", cases.len());
+        let _ = writeln!(
+            out,
+            "{runs} of {} cases run on the cluster; skipped:",
+            cases.len()
+        );
         for (r, n) in &reasons {
             let _ = writeln!(out, "  {n:4}  {r}");
         }

@@ -408,7 +408,9 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                 .find(|s| metric_key(s) == m.metric)
                 .map(|s| s.type_.clone())
                 .unwrap_or_default();
-            if m.unregistered && !matches!(kind.as_str(), "Resource" | "ContainerResource" | "External") {
+            if m.unregistered
+                && !matches!(kind.as_str(), "Resource" | "ContainerResource" | "External")
+            {
                 return Err(c.err(
                     &format!("{at}.metricError.unregistered"),
                     format!("only the resource and external metrics APIs can be unregistered, not the one of a {kind} metric"),

@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use hpa_metrics_stub::control::{
+    ControlDocument, SERVICE_NAME, SERVICE_PORT_NAME, SYSTEM_NAMESPACE, control_proxy_path,
+};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use hpa_metrics_stub::control::{
-    ControlDocument, SERVICE_NAME, SERVICE_PORT_NAME, SYSTEM_NAMESPACE, control_proxy_path,
-};
 use kube::Client;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
@@ -327,4 +327,22 @@ pub async fn stub_ready(client: &Client) -> KubeResult<()> {
     Err(format!(
         "the metrics stub does not answer ({last}); install it with `just kind-stub`"
     ))
+}
+
+/// kube-controller-manager's command line, when it runs as a static pod (kind, kubeadm).
+pub async fn controller_manager_args(client: &Client) -> Option<Vec<String>> {
+    let api: Api<Pod> = Api::namespaced(client.clone(), "kube-system");
+    let pods = api
+        .list(&ListParams::default().labels("component=kube-controller-manager"))
+        .await
+        .ok()?;
+    let pod = pods.items.into_iter().next()?;
+    let c = pod.spec?.containers.into_iter().next()?;
+    Some(
+        c.command
+            .unwrap_or_default()
+            .into_iter()
+            .chain(c.args.unwrap_or_default())
+            .collect(),
+    )
 }

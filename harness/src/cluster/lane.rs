@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use hpa_metrics_stub::control::{Api as StubApi, ControlDocument, FaultMode, Faults};
 use hpa_reference::conditions::{core_time, kube_time};
 use hpa_reference::metrics_api::{MetricsApis, parse_go_duration};
 use hpa_reference::{Event, EventType, Time};
@@ -15,7 +16,6 @@ use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as KubeTime;
 use kube::Client;
 use kube::api::{Api, ListParams};
-use hpa_metrics_stub::control::{Api as StubApi, ControlDocument, FaultMode, Faults};
 use serde_json::Value;
 
 use super::kube as k;
@@ -384,7 +384,11 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
     let mut written = BTreeMap::new();
     let snapshot = world.snapshot(0);
     let names = mirror_pods(lane, &snapshot.pods, &real, &clock, &mut written).await?;
-    let mut last_doc = stub_doc(&real_metrics(&snapshot.metrics, &names, &clock), &real, &unregistered);
+    let mut last_doc = stub_doc(
+        &real_metrics(&snapshot.metrics, &names, &clock),
+        &real,
+        &unregistered,
+    );
     k::put_stub(c, ns, &last_doc).await?;
     let wait = t0 - wall_micros();
     if wait > 0 {
@@ -436,7 +440,11 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
             let snapshot = world.snapshot(ti);
             let real = live_pods(lane, &selector).await?;
             let names = mirror_pods(lane, &snapshot.pods, &real, &clock, &mut written).await?;
-            let doc = stub_doc(&real_metrics(&snapshot.metrics, &names, &clock), &real, &unregistered);
+            let doc = stub_doc(
+                &real_metrics(&snapshot.metrics, &names, &clock),
+                &real,
+                &unregistered,
+            );
             if doc != last_doc {
                 k::put_stub(c, ns, &doc).await?;
                 last_doc = doc;

@@ -187,7 +187,18 @@ async fn run_all_async(
         }
     }
     let (client, context) = connect(opts).await?;
-    let description = opts.describe(&context);
+    let mut description = opts.describe(&context);
+    match kube::controller_manager_args(&client).await {
+        Some(args) => {
+            if !plan::check_controller_manager(&args, &opts.settings)
+                .map_err(ClusterError::Connect)?
+            {
+                description.push_str(" — kube-controller-manager's HPA controller is off: another controller is under test");
+            }
+        }
+        None => description
+            .push_str(" — kube-controller-manager's flags not visible: settings not checked"),
+    }
     if runnable.is_empty() {
         return Ok((description, results.into_values().collect()));
     }

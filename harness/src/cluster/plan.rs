@@ -53,6 +53,71 @@ impl ClusterSettings {
     }
 }
 
+/// Checks kube-controller-manager's command line against the settings the run assumes. `Ok(false)`
+/// when its HPA controller is disabled (another controller, e.g. the deployed reference, is the one
+/// under test and its settings are not on this command line).
+pub fn check_controller_manager(args: &[String], want: &ClusterSettings) -> Result<bool, String> {
+    let flag = |name: &str| -> Option<&str> {
+        args.iter()
+            .find_map(|a| a.strip_prefix(&format!("--{name}=")))
+    };
+    if flag("controllers").is_some_and(|c| {
+        c.split(',')
+            .any(|x| x == "-horizontal-pod-autoscaler-controller")
+    }) {
+        return Ok(false);
+    }
+    let d = ClusterSettings::defaults_scaled(1);
+    let checks = [
+        (
+            "horizontal-pod-autoscaler-sync-period",
+            want.sync_period,
+            d.sync_period,
+        ),
+        (
+            "horizontal-pod-autoscaler-downscale-stabilization",
+            want.downscale_stabilization,
+            d.downscale_stabilization,
+        ),
+        (
+            "horizontal-pod-autoscaler-cpu-initialization-period",
+            want.cpu_initialization_period,
+            d.cpu_initialization_period,
+        ),
+        (
+            "horizontal-pod-autoscaler-initial-readiness-delay",
+            want.initial_readiness_delay,
+            d.initial_readiness_delay,
+        ),
+    ];
+    for (name, wanted, default) in checks {
+        let have = match flag(name) {
+            None => default,
+            Some(v) => hpa_reference::metrics_api::parse_go_duration(v).ok_or_else(|| {
+                format!("kube-controller-manager's --{name}={v} is not a duration")
+            })?,
+        };
+        if have != wanted {
+            return Err(format!(
+                "kube-controller-manager runs --{name}={:?} but this run assumes {:?} (time scale {}): pass the --time-scale of the kind config the cluster was made with",
+                have, wanted, want.time_scale
+            ));
+        }
+    }
+    if let Some(t) = flag("horizontal-pod-autoscaler-tolerance") {
+        let have: f64 = t
+            .parse()
+            .map_err(|_| format!("kube-controller-manager's tolerance {t} is not a number"))?;
+        if (have - want.tolerance).abs() > 1e-12 {
+            return Err(format!(
+                "kube-controller-manager runs --horizontal-pod-autoscaler-tolerance={have} but this run assumes {}",
+                want.tolerance
+            ));
+        }
+    }
+    Ok(true)
+}
+
 /// A case the cluster can run: its HPA in cluster time.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -297,6 +362,39 @@ mod tests {
         assert!(
             e.contains("scaleUp.policies[0].periodSeconds is 15 s"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn controller_manager_flags_must_match_the_time_scale() {
+        let args: Vec<String> = [
+            "kube-controller-manager",
+            "--controllers=*,bootstrapsigner,tokencleaner",
+            "--horizontal-pod-autoscaler-sync-period=3s",
+            "--horizontal-pod-autoscaler-downscale-stabilization=1m0s",
+            "--horizontal-pod-autoscaler-cpu-initialization-period=1m0s",
+            "--horizontal-pod-autoscaler-initial-readiness-delay=6s",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            check_controller_manager(&args, &ClusterSettings::defaults_scaled(5)),
+            Ok(true)
+        );
+        let e = check_controller_manager(&args, &ClusterSettings::defaults_scaled(1)).unwrap_err();
+        assert!(
+            e.contains("--horizontal-pod-autoscaler-sync-period=3s"),
+            "{e}"
+        );
+        let defaults = vec!["kube-controller-manager".to_string()];
+        assert_eq!(
+            check_controller_manager(&defaults, &ClusterSettings::defaults_scaled(1)),
+            Ok(true)
+        );
+        let off = vec!["--controllers=*,-horizontal-pod-autoscaler-controller".to_string()];
+        assert_eq!(
+            check_controller_manager(&off, &ClusterSettings::defaults_scaled(3)),
+            Ok(false)
         );
     }
 
