@@ -59,6 +59,9 @@ pub enum Command {
         /// (default: Kubernetes 1.36's defaults). Cases that assume other values are skipped.
         #[arg(long, value_delimiter = ',')]
         feature_gates: Vec<String>,
+        /// Also write `report.json` and `junit.xml` into this folder (created if missing).
+        #[arg(long)]
+        report: Option<PathBuf>,
         #[command(flatten)]
         cluster: ClusterArgs,
     },
@@ -334,12 +337,22 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             format,
             filter,
             feature_gates,
+            report: report_dir,
             cluster,
         } => {
             let fixed_gates =
                 hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
             if target == "cluster" {
-                return run_on_cluster(paths, filter, format, fixed_gates, cluster, out, err);
+                return run_on_cluster(
+                    paths,
+                    filter,
+                    format,
+                    fixed_gates,
+                    report_dir,
+                    cluster,
+                    out,
+                    err,
+                );
             }
             let target = make_target(&target, Duration::from_secs(step_timeout)).map_err(usage)?;
             let paths = if paths.is_empty() {
@@ -372,6 +385,9 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 Format::Junit => report::junit::render(&report),
             };
             let _ = out.write_all(text.as_bytes());
+            if let Some(dir) = &report_dir {
+                write_reports(&report, dir)?;
+            }
             Ok(report.exit_code())
         }
         Command::Explain {
@@ -390,12 +406,27 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
     }
 }
 
+/// Writes `report.json` and `junit.xml` into `dir`.
+fn write_reports(report: &RunReport, dir: &std::path::Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| usage(format!("{}: {e}", dir.display())))?;
+    for (name, text) in [
+        ("report.json", report::json::render(report)),
+        ("junit.xml", report::junit::render(report)),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| usage(format!("{}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
 /// `run --target cluster`: the real-time lane.
+#[allow(clippy::too_many_arguments)]
 fn run_on_cluster(
     paths: Vec<PathBuf>,
     filter: Option<String>,
     format: Format,
     fixed_gates: BTreeMap<String, bool>,
+    report_dir: Option<PathBuf>,
     args: ClusterArgs,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -487,5 +518,8 @@ fn run_on_cluster(
         Format::Junit => report::junit::render(&report),
     };
     let _ = out.write_all(text.as_bytes());
+    if let Some(dir) = &report_dir {
+        write_reports(&report, dir)?;
+    }
     Ok(report.exit_code())
 }
