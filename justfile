@@ -85,3 +85,7 @@ stub-image:
 # Build and load the stub into the kind cluster, apply kind-config/metrics-stub, wait for its APIServices.
 kind-stub:
     kind-config/metrics-stub/deploy.sh
+
+# End-to-end check of the deployed stub on kind: discovery, control document, KCM's HPA reads its values and errors.
+kind-stub-verify:
+    kind-config/metrics-stub/verify.sh

@@ -4,6 +4,12 @@
 //! `/apis/{group}` and `/apis/{group}/{version}` (what the aggregator's availability check and its
 //! legacy discovery fallback fetch).
 //!
+//! The OpenAPI documents the aggregator downloads are empty: `/openapi/v2` a Swagger 2.0 document
+//! without paths, `/openapi/v3` a discovery document without group versions. (A 404 keeps the
+//! APIServices Available too, but kube-apiserver v1.36's OpenAPI v2 aggregation controller then
+//! logs `loading OpenAPI spec for "v1beta1.metrics.k8s.io" failed with: ... resource not found`
+//! and requeues it, over and over.)
+//!
 //! Groups and versions served: `metrics.k8s.io/v1beta1` (`pods`, `nodes`),
 //! `custom.metrics.k8s.io/v1beta2` (preferred) and `v1beta1`, `external.metrics.k8s.io/v1beta1`.
 //! The custom and external groups list no resources: their metric names are per namespace and
@@ -13,7 +19,8 @@
 use crate::reply::Reply;
 use crate::wire::{
     ApiGroup, ApiGroupDiscovery, ApiGroupList, ApiResource, ApiResourceDiscovery, ApiResourceList,
-    ApiVersionDiscovery, DiscoveryMeta, GroupVersionForDiscovery, GroupVersionKind, List, Typed,
+    ApiVersionDiscovery, DiscoveryMeta, EmptyMeta, GroupVersionForDiscovery, GroupVersionKind,
+    List, OpenApiInfo, OpenApiV2, OpenApiV3Discovery, Typed,
 };
 
 /// `metrics.k8s.io`.
@@ -204,6 +211,31 @@ pub fn apis(accept: Option<&str>) -> Reply {
             reply
         }
     }
+}
+
+/// `GET /openapi/v2`: a valid Swagger 2.0 document with no paths.
+pub fn openapi_v2() -> Reply {
+    Reply::json(
+        200,
+        &OpenApiV2 {
+            swagger: "2.0",
+            info: OpenApiInfo {
+                title: "hpa-metrics-stub",
+                version: env!("CARGO_PKG_VERSION"),
+            },
+            paths: EmptyMeta {},
+        },
+    )
+}
+
+/// `GET /openapi/v3`: the OpenAPI v3 discovery document, listing no group versions.
+pub fn openapi_v3() -> Reply {
+    Reply::json(
+        200,
+        &OpenApiV3Discovery {
+            paths: EmptyMeta {},
+        },
+    )
 }
 
 /// `GET /apis/{group}`, `None` for a group the stub does not serve.

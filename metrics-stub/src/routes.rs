@@ -137,7 +137,11 @@ pub enum Route {
     GroupVersion(String, String),
     /// A metric path.
     Metric(MetricRoute),
-    /// Anything else (`/openapi/v2`, `/openapi/v3` included: the aggregator skips a 404 there).
+    /// `/openapi/v2`.
+    OpenApiV2,
+    /// `/openapi/v3`.
+    OpenApiV3,
+    /// Anything else.
     NotFound,
 }
 
@@ -158,6 +162,8 @@ pub fn route(raw_path: &str) -> Route {
     let own = |x: &str| x.to_string();
     match s.as_slice() {
         ["apis"] => Route::Apis,
+        ["openapi", "v2"] => Route::OpenApiV2,
+        ["openapi", "v3"] => Route::OpenApiV3,
         ["apis", g] if crate::discovery::api_group_document(g).is_some() => Route::Group(own(g)),
         ["apis", g, v] if serves(g, v) => Route::GroupVersion(own(g), own(v)),
         ["apis", g, v, rest @ ..] if serves(g, v) => metric_route(g, v, rest)
@@ -281,6 +287,8 @@ mod tests {
     #[test]
     fn discovery_and_unknown_paths() {
         assert_eq!(route("/apis"), Route::Apis);
+        assert_eq!(route("/openapi/v2"), Route::OpenApiV2);
+        assert_eq!(route("/openapi/v3"), Route::OpenApiV3);
         assert_eq!(route("/apis/"), Route::Apis);
         assert_eq!(
             route("/apis/external.metrics.k8s.io"),
@@ -293,8 +301,7 @@ mod tests {
         for p in [
             "/",
             "/api",
-            "/openapi/v2",
-            "/openapi/v3",
+            "/openapi/v3/apis/metrics.k8s.io/v1beta1",
             "/apis/apps",
             "/apis/metrics.k8s.io/v1",
             "/apis/metrics.k8s.io/v1/namespaces/ns/pods",

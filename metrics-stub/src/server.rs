@@ -3,8 +3,8 @@
 //! - `GET /healthz`, `/readyz`, `/livez`: `ok`.
 //! - `/apis/...`: discovery ([`crate::discovery`]) and the metric paths ([`crate::routes`],
 //!   answered by [`crate::answers`] from the namespace's document); each metric request is counted
-//!   under its namespace. Anything else (`/openapi/v2`, `/openapi/v3` included) is
-//!   `404 page not found`, which the aggregator tolerates.
+//!   under its namespace. `/openapi/v2` and `/openapi/v3` are empty documents. Anything else is
+//!   `404 page not found`.
 //! - The control API: `GET /control/namespaces`; `PUT`, `GET`, `DELETE
 //!   /control/namespaces/{ns}`; `GET`, `DELETE /control/namespaces/{ns}/requests`.
 
@@ -218,6 +218,8 @@ async fn api(
         Route::GroupVersion(g, v) => {
             discovery::api_resource_list(&g, &v).unwrap_or_else(Reply::page_not_found)
         }
+        Route::OpenApiV2 => discovery::openapi_v2(),
+        Route::OpenApiV3 => discovery::openapi_v3(),
         Route::NotFound => Reply::page_not_found(),
         Route::Metric(metric) => {
             let query = Query::parse(uri.query());

@@ -1,7 +1,8 @@
 //! The JSON shapes the stub writes, field for field (and in field order) as upstream's Go types
 //! encode: `metav1.Status`, the metrics lists of `metrics.k8s.io`, `custom.metrics.k8s.io`
 //! (v1beta2 and v1beta1) and `external.metrics.k8s.io`, and the discovery documents (legacy
-//! `APIGroupList`/`APIGroup`/`APIResourceList` and aggregated `APIGroupDiscoveryList`).
+//! `APIGroupList`/`APIGroup`/`APIResourceList` and aggregated `APIGroupDiscoveryList`). PodMetrics
+//! items are the reference's type, whose `metadata` k8s-openapi writes with its fields sorted.
 //!
 //! Go's encoder ends every document with a newline; [`to_body`] does the same.
 
@@ -367,4 +368,31 @@ pub struct ApiGroupDiscovery {
     pub metadata: DiscoveryMeta,
     /// Versions, preferred first.
     pub versions: Vec<ApiVersionDiscovery>,
+}
+
+/// A Swagger 2.0 document (the fields an empty one needs).
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenApiV2 {
+    /// `2.0`.
+    pub swagger: &'static str,
+    /// Title and version.
+    pub info: OpenApiInfo,
+    /// `{}`.
+    pub paths: EmptyMeta,
+}
+
+/// OpenAPI `info`.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenApiInfo {
+    /// The title.
+    pub title: &'static str,
+    /// The version.
+    pub version: &'static str,
+}
+
+/// The `/openapi/v3` discovery document (`{"paths": {}}`: no group versions).
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenApiV3Discovery {
+    /// Group version path → its document's URL; none.
+    pub paths: EmptyMeta,
 }

@@ -479,6 +479,8 @@ async fn unregistered_apis_answer_page_not_found(#[case] faults: Value, #[case] 
 #[case("/healthz")]
 #[case("/readyz")]
 #[case("/livez")]
+#[case("/openapi/v2")]
+#[case("/openapi/v3")]
 #[tokio::test]
 async fn discovery_and_health_are_never_faulted(#[case] path: &str) {
     let stub = start().await;
@@ -560,7 +562,21 @@ async fn discovery_documents() {
         "custom.metrics.k8s.io/v1beta2"
     );
 
-    for path in ["/openapi/v2", "/openapi/v3", "/apis/apps/v1", "/"] {
+    let v2 = stub.get("/openapi/v2").await;
+    assert_eq!(
+        (v2.status, v2.body.as_str()),
+        (
+            200,
+            format!(
+                "{{\"swagger\":\"2.0\",\"info\":{{\"title\":\"hpa-metrics-stub\",\"version\":\"{}\"}},\"paths\":{{}}}}\n",
+                env!("CARGO_PKG_VERSION")
+            )
+            .as_str()
+        )
+    );
+    let v3 = stub.get("/openapi/v3").await;
+    assert_eq!((v3.status, v3.body.as_str()), (200, "{\"paths\":{}}\n"));
+    for path in ["/apis/apps/v1", "/api", "/"] {
         let answer = stub.get(path).await;
         assert_eq!(
             (answer.status, answer.body.as_str()),
