@@ -69,11 +69,20 @@ fn check_at(x: &ExpectAt, observed: &Observed, tolerance: f64, out: &mut Vec<Fai
                 .last_scale_time
                 .as_ref()
                 .map(|ts| virtual_secs(core_time(ts)));
-            if actual.is_none_or(|a| ((a - l) as f64).abs() > tolerance) {
+            // -1: never scaled (unset), as in the virtual-time checks.
+            let ok = match actual {
+                None => l == -1,
+                Some(a) => l != -1 && ((a - l) as f64).abs() <= tolerance,
+            };
+            if !ok {
                 f.push(fail(
                     Some(t),
                     "status.lastScaleTime",
-                    format!("{l} (±{tolerance:.0} s)"),
+                    if l == -1 {
+                        "unset".to_string()
+                    } else {
+                        format!("{l} (±{tolerance:.0} s)")
+                    },
                     actual.map_or("unset".to_string(), |a| a.to_string()),
                 ));
             }
