@@ -9,6 +9,20 @@ cd "$(dirname "$0")/.."
 target=x86_64-unknown-linux-musl
 repo=hpa-conformance/metrics-stub
 
+# The image is keyed by its inputs (sources of the stub and of the reference it builds on, the
+# manifests and lockfile, the Dockerfile): when an image with that key exists, nothing is built.
+inputs=$(find metrics-stub reference/src -type f \( -name '*.rs' -o -name Cargo.toml -o -name Dockerfile \) -print0 \
+    | sort -z | xargs -0 sha256sum | cat - Cargo.toml Cargo.lock reference/Cargo.toml | sha256sum | cut -c1-12)
+if docker image inspect "$repo:src-$inputs" >/dev/null 2>&1; then
+    docker tag "$repo:src-$inputs" "$repo:dev"
+    hash=$(docker image inspect -f '{{index .Config.Labels "hpa-conformance.binary"}}' "$repo:src-$inputs")
+    size=$(docker image inspect -f '{{.Size}}' "$repo:src-$inputs")
+    docker tag "$repo:src-$inputs" "$repo:$hash"
+    echo "image.sh: inputs unchanged (src-$inputs): no build" >&2
+    echo "$repo:$hash (also :dev): $size bytes ($((size / 1024)) KiB)"
+    exit 0
+fi
+
 if ! rustup target list --installed | grep -qx "$target"; then
     rustup target add "$target"
 fi
@@ -30,6 +44,7 @@ hash=$(sha256sum "$binary" | cut -c1-12)
 context=$(mktemp -d)
 trap 'rm -rf "$context"' EXIT
 cp "$binary" "$context/hpa-metrics-stub"
-docker build -q -f metrics-stub/Dockerfile -t "$repo:$hash" -t "$repo:dev" "$context" >/dev/null
+docker build -q -f metrics-stub/Dockerfile --label "hpa-conformance.binary=$hash" \
+    -t "$repo:$hash" -t "$repo:dev" -t "$repo:src-$inputs" "$context" >/dev/null
 size=$(docker image inspect -f '{{.Size}}' "$repo:$hash")
 echo "$repo:$hash (also :dev): $size bytes ($((size / 1024)) KiB)"

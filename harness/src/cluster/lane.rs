@@ -208,6 +208,9 @@ fn case_status(
     clock: &Clock,
 ) -> HorizontalPodAutoscalerStatus {
     let mut s = status.clone();
+    // `currentReplicas` is a plain int32 with `omitempty` in autoscaling/v2: absent on the wire
+    // means 0.
+    s.current_replicas = Some(s.current_replicas.unwrap_or(0));
     s.last_scale_time = s.last_scale_time.as_ref().map(|t| clock.world_kube(t));
     for c in s.conditions.iter_mut().flatten() {
         c.last_transition_time = c.last_transition_time.as_ref().map(|t| clock.world_kube(t));
