@@ -73,8 +73,30 @@ kind-down:
     kind-config/scripts/cluster.sh down
 
 # Check the running kind cluster: nodes/kube-system Ready, a Deployment + HPA, KCM's HPA conditions.
-kind-smoke:
+kind-check:
     kind-config/scripts/smoke.sh
+
+# The smoke corpus (kind-config/smoke.txt) on the kind cluster's HPA controller, in parallel
+# namespaces; the cluster must run kind-config/cluster-x<SCALE>.yaml (x5: `just kind-up cluster-x5.yaml`).
+# Reports in target/kind-smoke/ (report.json, junit.xml).
+kind-smoke SCALE="5" *ARGS:
+    cargo run -q -p hpa-harness -- run --target cluster --kubeconfig .cache/kind/kubeconfig \
+        --time-scale {{SCALE}} --report target/kind-smoke {{ARGS}} \
+        $(grep -v '^#' kind-config/smoke.txt | grep .)
+
+# The whole corpus on the kind cluster (cases a cluster cannot pose are skipped with the reason).
+# Reports in target/kind-test/.
+kind-test SCALE="5" *ARGS:
+    cargo run -q --release -p hpa-harness -- run --target cluster --kubeconfig .cache/kind/kubeconfig \
+        --time-scale {{SCALE}} --report target/kind-test {{ARGS}} cases
+
+# What CI runs on kind: a time-scaled cluster with kube-controller-manager's HPA controller, the
+# metrics stub, the smoke corpus; the cluster is removed afterwards whatever the result.
+kind-ci:
+    just kind-up cluster-x5.yaml
+    just kind-stub
+    just kind-smoke 5 || { rc=$?; just kind-down; exit $rc; }
+    just kind-down
 
 # --- metrics stub (metrics-stub/README.md) ---
 

@@ -135,9 +135,10 @@ pub struct ClusterArgs {
     /// (kind-config/cluster-x5.yaml: 5); each case's durations are divided likewise.
     #[arg(long, default_value_t = 1)]
     time_scale: u32,
-    /// `--target cluster`: cluster seconds added to one sync period for the timing tolerance.
-    #[arg(long, default_value_t = 2.0)]
-    margin_seconds: f64,
+    /// `--target cluster`: cluster seconds added to one sync period for the timing tolerance
+    /// (default: a third of the cluster's sync period, at least 2 s).
+    #[arg(long)]
+    margin_seconds: Option<f64>,
     /// `--target cluster`: cases run at once, each in its own namespace.
     #[arg(long, default_value_t = 16)]
     parallel: usize,
@@ -434,7 +435,11 @@ fn run_on_cluster(
     if args.time_scale == 0 {
         return Err(usage("--time-scale must be at least 1"));
     }
-    if !(args.margin_seconds.is_finite() && args.margin_seconds >= 0.0) {
+    let settings = crate::cluster::plan::ClusterSettings::defaults_scaled(args.time_scale);
+    let margin = args
+        .margin_seconds
+        .unwrap_or_else(|| (settings.sync_period.as_secs_f64() / 3.0).max(2.0));
+    if !(margin.is_finite() && margin >= 0.0) {
         return Err(usage("--margin-seconds must be a non-negative number"));
     }
     let mut gates = hpa_reference::FeatureGates::KUBERNETES_1_36;
@@ -444,9 +449,9 @@ fn run_on_cluster(
     let opts = crate::cluster::ClusterOptions {
         kubeconfig: args.kubeconfig,
         context: args.context,
-        settings: crate::cluster::plan::ClusterSettings::defaults_scaled(args.time_scale),
+        settings,
         gates,
-        margin: Duration::from_secs_f64(args.margin_seconds),
+        margin: Duration::from_secs_f64(margin),
         parallel: args.parallel,
     };
     let paths = if paths.is_empty() {

@@ -1,9 +1,13 @@
 //! A case's expectations over what was observed in real time. The checks are the virtual-time
 //! runner's own (`runner::check_state`, the trajectory and final-replicas rules); only *when*
-//! differs: an expectation at t holds if some sample within ±`tolerance` case seconds of t meets
-//! it (the controller ticks on its own schedule, one sync period apart), and an expected event
-//! must have been recorded within that window. Trajectories compare as sequences of distinct
-//! values, exactly.
+//! differs. Trajectories compare as sequences of distinct values, exactly. Timing is checked per
+//! decision, not on an absolute clock: each change of the replica count must come within
+//! ±`tolerance` (one sync period plus the margin) of when it comes in virtual time *after the
+//! previous change* — a real controller's decisions can each be a sync period late (its scale
+//! events are stamped after its reconcile started, its windows end between two reconciles), and
+//! those delays add up over a walk-down. An expectation at t is then checked on the samples within
+//! ±`tolerance` of t shifted by the lateness of the last change before t, and an expected event
+//! must have been recorded in that window.
 
 use hpa_reference::Event;
 use hpa_reference::conditions::core_time;
@@ -39,12 +43,81 @@ fn event_matches(want: &crate::case::model::ExpectEvent, have: &Event) -> bool {
             .is_none_or(|m| have.message.contains(m.as_str()))
 }
 
-fn check_at(x: &ExpectAt, observed: &Observed, tolerance: f64, out: &mut Vec<Failure>) {
+/// When the replica count changed: (case seconds, new count).
+fn changes_virtual(trace: &[TickTrace]) -> Vec<(f64, i32)> {
+    trace
+        .iter()
+        .filter(|r| r.replicas != r.replicas_before)
+        .map(|r| (r.t as f64, r.replicas))
+        .collect()
+}
+
+fn changes_observed(observed: &Observed) -> Vec<(f64, i32)> {
+    let mut out = Vec::new();
+    let mut last = observed.initial;
+    for s in &observed.samples {
+        if s.replicas != last {
+            out.push((s.t, s.replicas));
+            last = s.replicas;
+        }
+    }
+    out
+}
+
+/// How late each change of the virtual trace came on the cluster (matched in order while the
+/// counts agree), and the failures of changes that came too late or too early after the previous.
+fn lateness(
+    virtual_changes: &[(f64, i32)],
+    observed_changes: &[(f64, i32)],
+    tolerance: f64,
+    out: &mut Vec<Failure>,
+) -> Vec<(f64, f64)> {
+    let mut lags = Vec::new();
+    let mut previous = 0.0;
+    for ((tv, rv), (to, ro)) in virtual_changes.iter().zip(observed_changes) {
+        if rv != ro {
+            break;
+        }
+        let lag = to - tv;
+        if (lag - previous).abs() > tolerance {
+            out.push(fail(
+                Some(tv.round() as i64),
+                "timing",
+                format!(
+                    "→{rv} within ±{tolerance:.0} s of t={:.0} (its virtual time, shifted by the previous change's lateness {previous:+.0} s)",
+                    tv + previous
+                ),
+                format!("at t={to:.0}"),
+            ));
+        }
+        lags.push((*tv, lag));
+        previous = lag;
+    }
+    lags
+}
+
+/// The lateness that applies at case second `t`: that of the last change at or before t.
+fn shift_at(lags: &[(f64, f64)], t: f64) -> f64 {
+    lags.iter()
+        .take_while(|(tv, _)| *tv <= t)
+        .last()
+        .map_or(0.0, |(_, lag)| *lag)
+}
+
+fn check_at(
+    x: &ExpectAt,
+    observed: &Observed,
+    tolerance: f64,
+    lags: &[(f64, f64)],
+    out: &mut Vec<Failure>,
+) {
     let t = i64::from(x.t);
+    let shift = shift_at(lags, t as f64);
+    let centre = t as f64 + shift;
     let near: Vec<&Sample> = observed
         .samples
         .iter()
-        .filter(|s| (s.t - t as f64).abs() <= tolerance)
+        .filter(|s| (s.t - centre).abs() <= tolerance)
         .collect();
     if near.is_empty() {
         out.push(fail(
@@ -72,7 +145,9 @@ fn check_at(x: &ExpectAt, observed: &Observed, tolerance: f64, out: &mut Vec<Fai
             // -1: never scaled (unset), as in the virtual-time checks.
             let ok = match actual {
                 None => l == -1,
-                Some(a) => l != -1 && ((a - l) as f64).abs() <= tolerance,
+                Some(a) => {
+                    l != -1 && (a as f64 - (l as f64 + shift_at(lags, l as f64))).abs() <= tolerance
+                }
             };
             if !ok {
                 f.push(fail(
@@ -100,7 +175,7 @@ fn check_at(x: &ExpectAt, observed: &Observed, tolerance: f64, out: &mut Vec<Fai
         let seen: Vec<&Event> = observed
             .events
             .iter()
-            .filter(|o| (o.t - t as f64).abs() <= tolerance)
+            .filter(|o| (o.t - centre).abs() <= tolerance)
             .map(|o| &o.event)
             .collect();
         for w in events {
@@ -130,11 +205,23 @@ fn check_at(x: &ExpectAt, observed: &Observed, tolerance: f64, out: &mut Vec<Fai
     }
 }
 
-/// Checks every expectation of the case; the failures (none: passed).
-pub fn check(case: &Case, observed: &Observed, tolerance: f64) -> Vec<Failure> {
+/// Checks every expectation of the case against what was observed, with `virtual_trace` (the
+/// reference core's trace of the case) giving when each change is due; the failures (none: passed).
+pub fn check(
+    case: &Case,
+    observed: &Observed,
+    virtual_trace: &[TickTrace],
+    tolerance: f64,
+) -> Vec<Failure> {
     let mut out = Vec::new();
+    let lags = lateness(
+        &changes_virtual(virtual_trace),
+        &changes_observed(observed),
+        tolerance,
+        &mut out,
+    );
     for x in &case.file.expect.at {
-        check_at(x, observed, tolerance, &mut out);
+        check_at(x, observed, tolerance, &lags, &mut out);
     }
     if let Some(want) = &case.file.expect.trajectory {
         let have = trajectory(observed);
@@ -195,4 +282,31 @@ pub fn trace(observed: &Observed) -> Vec<TickTrace> {
         before = s.replicas;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lateness_adds_up_but_each_step_is_bounded() {
+        let v = [(300.0, 72), (360.0, 64), (420.0, 57)];
+        let mut out = Vec::new();
+        // Each decision one sync period late relative to the previous one: allowed.
+        let o = [(315.0, 72), (390.0, 64), (465.0, 57)];
+        let lags = lateness(&v, &o, 20.0, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(lags, vec![(300.0, 15.0), (360.0, 30.0), (420.0, 45.0)]);
+        assert_eq!(shift_at(&lags, 400.0), 30.0);
+        assert_eq!(shift_at(&lags, 10.0), 0.0);
+        // A step 40 s late relative to the previous one is not.
+        let o = [(300.0, 72), (400.0, 64)];
+        lateness(&v, &o, 20.0, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].check, "timing");
+        // Counts that differ stop the matching (the trajectory check reports them).
+        let mut out = Vec::new();
+        let lags = lateness(&v, &[(300.0, 70)], 20.0, &mut out);
+        assert!(lags.is_empty() && out.is_empty());
+    }
 }

@@ -381,8 +381,13 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
         ));
     }
 
-    // t = 0 is the next whole second: pods and metrics are in place before the HPA exists.
-    let t0 = (wall_micros() / MICROS + 2) * MICROS;
+    // kube-controller-manager first reconciles an HPA one sync period after it appears (its work
+    // queue adds every key with the resync period as delay), so the HPA is created one sync period
+    // before t = 0: the first reconcile falls on t = 0, as the virtual-time runner's first tick.
+    // t = 0 is a whole second; pods and metrics are in place before the HPA exists.
+    let lead = lane.settings.sync_period.as_micros() as i64;
+    let create_at = (wall_micros() / MICROS + 2) * MICROS;
+    let t0 = create_at + lead;
     let clock = Clock::new(t0, scale);
     let mut written = BTreeMap::new();
     let snapshot = world.snapshot(0);
@@ -393,7 +398,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
         &unregistered,
     );
     k::put_stub(c, ns, &last_doc).await?;
-    let wait = t0 - wall_micros();
+    let wait = create_at - wall_micros();
     if wait > 0 {
         tokio::time::sleep(Duration::from_micros(wait as u64)).await;
     }
@@ -412,15 +417,21 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
         .clamp(Duration::from_millis(200), Duration::from_millis(500));
     let mut errors = 0;
     let mut last_events = 0.0f64;
+    // The world's time: now, or the time of the latest entry applied early.
+    let mut world_t = 0i64;
     loop {
         let now = clock.now();
         if now > end {
             break;
         }
-        let ti = now.floor() as i64;
+        // Timeline entries go in half a sync period early: the controller's reconciles fall on
+        // t = 0, P, 2P, … (see above), so the one at t sees what the case sets at t — as the
+        // virtual-time tick does — and the one at t − P does not.
+        let lead = lane.settings.case_sync_period() / 2.0;
+        let due = (now + lead).floor() as i64;
         let step: Result<(), String> = async {
             // The timeline entries due.
-            while applied < timeline.len() && i64::from(timeline[applied].at) <= ti {
+            while applied < timeline.len() && i64::from(timeline[applied].at) <= due {
                 let e = timeline[applied];
                 let at = i64::from(e.at);
                 world.apply(e, at);
@@ -434,7 +445,9 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
                     k::patch_hpa(c, ns, &hpa_name, &p).await?;
                 }
                 applied += 1;
+                world_t = world_t.max(at);
             }
+            let ti = (now.floor() as i64).max(world_t);
             // The controller's (or a manual) scale write moves the world.
             let replicas = k::get_replicas(c, ns, plan.kind, &target).await?;
             if replicas != world.replicas() {

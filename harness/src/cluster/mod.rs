@@ -256,7 +256,13 @@ async fn run_all_async(
             let r = match outcome {
                 Err(e) => result(&case, Outcome::Errored(e), Vec::new(), at),
                 Ok(observed) => {
-                    let failures = check::check(&case, &observed, tolerance);
+                    // When each decision is due: the reference core's trace of the case.
+                    let truth = crate::runner::run_case(
+                        &case,
+                        &crate::target::CoreTarget,
+                        &RunOptions::default(),
+                    );
+                    let failures = check::check(&case, &observed, &truth.trace, tolerance);
                     let trace = check::trace(&observed);
                     let outcome = if failures.is_empty() {
                         Outcome::Passed
