@@ -41,8 +41,7 @@ apt_install() {
 dockerd_running() { pidof dockerd >/dev/null 2>&1; }
 
 wait_docker() {
-  local i
-  for i in $(seq 1 60); do
+  for _ in $(seq 1 60); do
     pick_docker && return 0
     sleep 1
   done

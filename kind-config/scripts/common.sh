@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # (variables are used by the scripts that source this file)
 # Sourced by the kind-config scripts: pinned versions, the cache layout, the docker client to use,
 # and small logging/timing helpers. Not executable on its own.
 
@@ -36,7 +37,8 @@ pick_docker() {
     [ -n "$c" ] && [ -x "$c" ] || continue
     if "$c" version --format '{{.Server.Version}}' >/dev/null 2>&1; then
       DOCKER=$c
-      export PATH="$(dirname "$c"):$PATH"
+      PATH="$(dirname "$c"):$PATH"
+      export PATH
       return 0
     fi
   done
