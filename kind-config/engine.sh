@@ -60,9 +60,15 @@ start_dockerd() {
 }
 
 # --- 1. engine and build tools --------------------------------------------------------------------
-apt_install docker.io "${BUILD_PKGS[@]}"
-dockerd_running || start_dockerd
-wait_docker
+# docker.io only when no engine answers (a machine with another Docker, e.g. docker-ce, keeps it).
+if pick_docker; then
+  apt_install "${BUILD_PKGS[@]}"
+else
+  command -v dockerd >/dev/null 2>&1 || apt_install docker.io
+  apt_install "${BUILD_PKGS[@]}"
+  dockerd_running || start_dockerd
+  wait_docker
+fi
 
 # --- 2. capability bounding set ------------------------------------------------------------------
 last_cap=$(cat /proc/sys/kernel/cap_last_cap)
