@@ -380,6 +380,22 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
             real.len()
         ));
     }
+    // A steady state, as in the virtual world: the workload's controller has counted its pods
+    // (the scale's status.replicas, which the HPA divides by for AverageValue metrics).
+    let mut counted = -1;
+    for _ in 0..120 {
+        counted = k::get_status_replicas(c, ns, plan.kind, &target).await?;
+        if counted == want as i32 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    if counted != want as i32 {
+        return Err(format!(
+            "the {:?} counts {counted} of its {want} pods after 30 s",
+            plan.kind
+        ));
+    }
 
     // kube-controller-manager first reconciles an HPA one sync period after it appears (its work
     // queue adds every key with the resync period as delay), so the HPA is created one sync period

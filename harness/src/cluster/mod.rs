@@ -245,7 +245,8 @@ async fn run_all_async(
                         client: &client,
                         namespace: ns.clone(),
                         settings: &settings,
-                        tail: tolerance,
+                        // Decisions may each come a sync period late: room for the last ones.
+                        tail: 2.0 * tolerance,
                     };
                     let r = lane::run(&lane, &case, &plan).await;
                     kube::delete_stub(&client, &ns).await;
