@@ -69,7 +69,12 @@ fn broken_case_files_exit_2_with_file_line_column_and_the_good_cases_still_run()
             9,
             "must be less than or equal to 3600",
         ),
-        ("wrong-type.yaml", 10, 18, "invalid i32"),
+        (
+            "wrong-type.yaml",
+            10,
+            18,
+            "hpa.spec.maxReplicas must be an integer from -2147483648 to 2147483647, not ten",
+        ),
     ];
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), expected.len(), "one line per bad file: {err}");
@@ -130,13 +135,13 @@ fn a_case_needing_a_gate_the_run_fixes_otherwise_is_skipped_with_the_reason() {
         "--feature-gates",
         "HPAConfigurableTolerance=false",
     ]);
-    assert_eq!(code, 0, "a skip is not a failure");
+    assert_eq!(code, 3, "a skip is not a failure, but nothing ran");
     let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
     assert_eq!(doc["cases"][0]["skipped"], true);
     assert_eq!(doc["cases"][0]["passed"], false);
     assert_eq!(
         doc["cases"][0]["skip_reason"],
-        "needs feature gate HPAConfigurableTolerance=true, but the target runs with HPAConfigurableTolerance=false"
+        "needs feature gate HPAConfigurableTolerance=true (declared in featureGates), but the run fixes HPAConfigurableTolerance=false; run it with --feature-gates HPAConfigurableTolerance=true"
     );
     // With the gate at its 1.36 default (on) the case runs and passes.
     let (code, out, _) = run(&["run", &case]);
