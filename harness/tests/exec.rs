@@ -306,3 +306,53 @@ fn an_out_of_range_scale_fails_the_case_and_is_shown_as_sent(
     assert!(e.starts_with(message), "{e}");
     assert_eq!(r.trace.len(), 1, "the tick at t=0 was recorded");
 }
+
+#[test]
+fn a_long_garbage_line_is_shown_cut_at_a_word_boundary() {
+    let (r, _) = run_within(
+        "cases/behavior/policy-walkdown.yaml",
+        "--long-garbage-at 15",
+        30,
+        Duration::from_secs(60),
+    );
+    let e = errored(&r);
+    let first = e.lines().next().unwrap_or_default();
+    let shown = first
+        .split_once(": \"")
+        .and_then(|(_, rest)| rest.split_once("…\""))
+        .map(|(shown, _)| shown)
+        .unwrap_or_else(|| panic!("a clipped line in {first:?}"));
+    assert!(shown.starts_with("word0 word1 "), "{shown}");
+    let last = shown.rsplit(' ').next().unwrap_or_default();
+    let n: usize = last
+        .strip_prefix("word")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{last:?} is not a whole word"));
+    assert!(shown.ends_with(&format!(" word{n}")) && n < 99, "{shown}");
+    assert!(shown.chars().count() < 200, "{shown}");
+    assert!(first.ends_with("(first words of 689 bytes)"), "{first}");
+}
+
+#[test]
+fn gates_a_case_does_not_use_never_skip_it_on_an_implementation_with_other_values() {
+    let results = run_two("--gates-fixed HPAScaleToZero=true", 30);
+    assert_eq!(results[0].outcome, Outcome::Passed, "policy-walkdown");
+    assert_eq!(results[1].outcome, Outcome::Passed, "tolerance-needs-gate");
+}
+
+#[test]
+fn a_gate_the_case_uses_that_hello_does_not_report_is_not_taken_as_agreement() {
+    let results = run_two("--gates-unlisted HPAConfigurableTolerance", 30);
+    assert_eq!(
+        results[0].outcome,
+        Outcome::Passed,
+        "policy-walkdown does not use the gate"
+    );
+    assert_eq!(
+        results[1].outcome,
+        Outcome::Skipped(
+            "the case uses feature gates HPAConfigurableTolerance=true (declared in featureGates), which hpa-step-reference 0.1.0 does not report in hello"
+                .into()
+        )
+    );
+}

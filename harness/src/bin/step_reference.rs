@@ -8,7 +8,8 @@
 //! `--stop-reading` (after `hello` it never reads stdin again), `--fork-child PIDFILE` (starts a
 //! child that sleeps while holding stdout open, and writes its pid), `--ignore-stop`,
 //! `--exit-after-stop CODE`, `--scaled-to-at T:RAW` (answers `scaledTo` with the raw JSON number),
-//! `--stderr-noise` (writes characters that are not valid XML to stderr first).
+//! `--stderr-noise` (writes characters that are not valid XML to stderr first), `--long-garbage-at
+//! T` (a long line of words that is not JSON).
 
 use std::io::{BufRead, Write};
 
@@ -30,6 +31,8 @@ fn main() {
     let crash_at: Option<i64> = flag(&args, "--crash-at").and_then(|v| v.parse().ok());
     let hang_at: Option<i64> = flag(&args, "--hang-at").and_then(|v| v.parse().ok());
     let garbage_at: Option<i64> = flag(&args, "--garbage-at").and_then(|v| v.parse().ok());
+    let long_garbage_at: Option<i64> =
+        flag(&args, "--long-garbage-at").and_then(|v| v.parse().ok());
     let fixed = flag(&args, "--gates-fixed").and_then(|v| {
         let (k, b) = v.split_once('=')?;
         Some((k.to_string(), b == "true"))
@@ -140,6 +143,12 @@ fn main() {
                     let chunk = vec![b'x'; 1 << 20];
                     while out.write_all(&chunk).is_ok() {}
                     std::process::exit(0);
+                }
+                if long_garbage_at == Some(t) {
+                    let words: Vec<String> = (0..100).map(|i| format!("word{i}")).collect();
+                    let _ = writeln!(out, "{}", words.join(" "));
+                    let _ = out.flush();
+                    continue;
                 }
                 if garbage_at == Some(t) {
                     let _ = writeln!(out, "this is not JSON");
