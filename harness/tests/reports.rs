@@ -138,3 +138,23 @@ fn junit_stays_well_formed_for_any_stderr() {
         "{seen}"
     );
 }
+
+#[test]
+fn the_human_report_shows_a_failing_case_with_its_title_and_the_stderr_tail() {
+    let exec = format!(
+        "exec:{} --exit-after-stop 4",
+        env!("CARGO_BIN_EXE_hpa-step-reference")
+    );
+    let case = root().join("cases/algorithm/docs-cpu-doubling.yaml");
+    let (code, out) = run(&["run", &case.display().to_string(), "--target", &exec]);
+    assert_eq!(code, 1, "{out}");
+    for line in [
+        "FAIL  docs-cpu-doubling",
+        "    Current 200m against a desired 100m (ratio 2.0) doubles the replicas: 3 → 6",
+        "    whole run: after stop: expected exit with status 0, got exit status: 4",
+        "    stderr of the implementation (last lines):",
+        "      hpa-step-reference: exiting with 4 after stop as asked",
+    ] {
+        assert!(out.contains(line), "{line:?} missing in:\n{out}");
+    }
+}
