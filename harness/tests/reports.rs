@@ -158,3 +158,25 @@ fn the_human_report_shows_a_failing_case_with_its_title_and_the_stderr_tail() {
         assert!(out.contains(line), "{line:?} missing in:\n{out}");
     }
 }
+
+#[test]
+fn stdout_on_a_full_device_is_an_error_exit() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("no /dev/full here: nothing to check");
+        return;
+    };
+    let case = root().join("cases/algorithm/docs-cpu-doubling.yaml");
+    for format in ["human", "json", "junit"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hpa-conformance"))
+            .args(["run", &case.display().to_string(), "--format", format])
+            .stdout(full.try_clone().expect("/dev/full"))
+            .output()
+            .expect("run hpa-conformance");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{format}: {err}");
+        assert!(
+            err.contains("error: cannot write the output: No space left on device"),
+            "{err}"
+        );
+    }
+}
