@@ -13,10 +13,7 @@
 pub mod pipes;
 pub mod process;
 
-use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use hpa_reference::{Event, EventType, Settings};
@@ -29,11 +26,15 @@ use crate::protocol::{
 };
 use crate::text::{clip, quote};
 use crate::world::Snapshot;
-use pipes::{Line, MAX_LINE_BYTES, STDERR_TAIL_BYTES, Writer};
+use pipes::{Line, MAX_LINE_BYTES, STDERR_TAIL_BYTES, StderrTail, Writer};
 use process::{POLL, Process};
 
 /// How long the harness waits, after the implementation exited, for what it wrote before.
 const EXIT_GRACE: Duration = Duration::from_millis(200);
+
+/// How long the harness waits, once the implementation's process group is gone, for the last of
+/// its stderr.
+const STDERR_GRACE: Duration = Duration::from_millis(500);
 
 /// How many lines of stderr a diagnostic shows.
 const STDERR_LINES: usize = 40;
@@ -140,17 +141,17 @@ struct ExecSession {
     process: Process,
     writer: Writer,
     lines: Receiver<Line>,
-    stderr: Arc<Mutex<VecDeque<u8>>>,
+    stderr: StderrTail,
     timeout: Duration,
     /// `stop` was sent and the exit dealt with.
     finished: bool,
 }
 
 impl ExecSession {
+    /// The tail of stderr, once the (killed) process group's last words are in.
     fn stderr_tail(&self) -> String {
-        // Give the stderr reader a moment to catch up with a process that just died.
-        thread::sleep(Duration::from_millis(50));
-        pipes::tail_text(&self.stderr, STDERR_LINES)
+        self.stderr.settle(STDERR_GRACE);
+        self.stderr.text(STDERR_LINES)
     }
 
     fn seconds(&self) -> String {
@@ -262,6 +263,7 @@ impl ExecSession {
         self.writer.close();
         let exited = self.process.wait_exit(self.timeout);
         let status = self.process.kill_group();
+        self.stderr.settle(STDERR_GRACE);
         match (sent, exited, status) {
             (_, true, Some(s)) if s.success() => Ok(()),
             (_, true, Some(s)) => Err(s.to_string()),
@@ -337,7 +339,7 @@ impl Session for ExecSession {
     }
 
     fn diagnostics(&self) -> Option<String> {
-        let tail = pipes::tail_text(&self.stderr, STDERR_LINES);
+        let tail = self.stderr.text(STDERR_LINES);
         (!tail.is_empty()).then_some(tail)
     }
 }

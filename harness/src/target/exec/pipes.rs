@@ -66,14 +66,34 @@ pub fn spawn_line_reader(stdout: impl Read + Send + 'static, limit: usize) -> Re
     rx
 }
 
+/// The tail of an implementation's stderr, kept by a reader thread.
+#[derive(Debug)]
+pub struct StderrTail {
+    bytes: Arc<Mutex<VecDeque<u8>>>,
+    reader: thread::JoinHandle<()>,
+}
+
+impl StderrTail {
+    /// Waits up to `limit` for the reader to reach the end of stderr (every writer gone), so
+    /// that the tail holds everything written before.
+    pub fn settle(&self, limit: std::time::Duration) {
+        let deadline = std::time::Instant::now() + limit;
+        while !self.reader.is_finished() && std::time::Instant::now() < deadline {
+            thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    /// The last lines, as text (at most `max_lines`).
+    pub fn text(&self, max_lines: usize) -> String {
+        tail_text(&self.bytes, max_lines)
+    }
+}
+
 /// Keeps the last `keep` bytes of `stderr`, read on a thread.
-pub fn spawn_stderr_tail(
-    mut stderr: impl Read + Send + 'static,
-    keep: usize,
-) -> Arc<Mutex<VecDeque<u8>>> {
+pub fn spawn_stderr_tail(mut stderr: impl Read + Send + 'static, keep: usize) -> StderrTail {
     let tail = Arc::new(Mutex::new(VecDeque::new()));
     let sink = Arc::clone(&tail);
-    thread::spawn(move || {
+    let reader = thread::spawn(move || {
         let mut buf = [0u8; 4096];
         while let Ok(n) = stderr.read(&mut buf) {
             if n == 0 {
@@ -86,7 +106,10 @@ pub fn spawn_stderr_tail(
             }
         }
     });
-    tail
+    StderrTail {
+        bytes: tail,
+        reader,
+    }
 }
 
 /// Writes to the implementation's stdin on a thread: [`Writer::write`] hands it the bytes and the
@@ -131,8 +154,8 @@ impl Writer {
     }
 }
 
-/// The last lines of a stderr tail, as text (at most `max_lines`).
-pub fn tail_text(tail: &Mutex<VecDeque<u8>>, max_lines: usize) -> String {
+/// The last lines of kept stderr bytes, as text (at most `max_lines`).
+fn tail_text(tail: &Mutex<VecDeque<u8>>, max_lines: usize) -> String {
     let bytes: Vec<u8> = tail
         .lock()
         .map(|b| b.iter().copied().collect())
