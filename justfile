@@ -111,3 +111,14 @@ kind-stub:
 # End-to-end check of the deployed stub on kind: discovery, control document, KCM's HPA reads its values and errors.
 kind-stub-verify:
     kind-config/metrics-stub/verify.sh
+# Run each cargo-fuzz target (fuzz/: the quantity parser, the case loader, the protocol decoder) for
+# SECONDS (not in CI). cargo-fuzz needs nightly features: RUSTC_BOOTSTRAP=1 lends them to stable.
+# Findings land in fuzz/artifacts/<target>/.
+fuzz-inputs SECONDS="60":
+    command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
+    cd fuzz && for t in quantity case_loader protocol_decoder; do \
+        case $t in case_loader) seeds="../cases ../tests/fixtures";; *) seeds=seeds/$t;; esac; \
+        mkdir -p corpus/$t; \
+        RUSTC_BOOTSTRAP=1 cargo fuzz run $t corpus/$t $seeds -- \
+            -max_total_time={{SECONDS}} -timeout=10 -max_len=16384 -print_final_stats=1; \
+    done

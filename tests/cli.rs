@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use hpa_harness::cli;
+use rstest::rstest;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -69,7 +70,12 @@ fn broken_case_files_exit_2_with_file_line_column_and_the_good_cases_still_run()
             9,
             "must be less than or equal to 3600",
         ),
-        ("wrong-type.yaml", 10, 18, "invalid i32"),
+        (
+            "wrong-type.yaml",
+            10,
+            18,
+            "hpa.spec.maxReplicas must be an integer from -2147483648 to 2147483647, not ten",
+        ),
     ];
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), expected.len(), "one line per bad file: {err}");
@@ -130,13 +136,13 @@ fn a_case_needing_a_gate_the_run_fixes_otherwise_is_skipped_with_the_reason() {
         "--feature-gates",
         "HPAConfigurableTolerance=false",
     ]);
-    assert_eq!(code, 0, "a skip is not a failure");
+    assert_eq!(code, 3, "a skip is not a failure, but nothing ran");
     let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
     assert_eq!(doc["cases"][0]["skipped"], true);
     assert_eq!(doc["cases"][0]["passed"], false);
     assert_eq!(
         doc["cases"][0]["skip_reason"],
-        "needs feature gate HPAConfigurableTolerance=true, but the target runs with HPAConfigurableTolerance=false"
+        "needs feature gate HPAConfigurableTolerance=true (declared in featureGates), but the run fixes HPAConfigurableTolerance=false; run it with --feature-gates HPAConfigurableTolerance=true"
     );
     // With the gate at its 1.36 default (on) the case runs and passes.
     let (code, out, _) = run(&["run", &case]);
@@ -363,4 +369,304 @@ fn coverage_lists_every_upstream_fact_and_only_existing_cases() {
             );
         }
     }
+}
+
+/// A temporary folder for one test, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("hpa-cli-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDir(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) -> String {
+        let file = self.0.join(name);
+        std::fs::write(&file, text).expect("write");
+        file.display().to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[rstest]
+#[case::run(&["run", "CASE", "--step-timeout", "0"])]
+#[case::explain(&["explain", "CASE", "--step-timeout", "0"])]
+#[case::fuzz(&["fuzz", "--b", "core", "--count", "1", "--out", "OUT", "--step-timeout", "0"])]
+fn a_zero_step_timeout_is_bad_input(#[case] args: &[&str]) {
+    let out = TempDir::new("zero-timeout");
+    let case = path("cases/algorithm/docs-cpu-doubling.yaml");
+    let out_dir = out.0.display().to_string();
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| match *a {
+            "CASE" => case.as_str(),
+            "OUT" => out_dir.as_str(),
+            a => a,
+        })
+        .collect();
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--step-timeout"), "{err}");
+}
+
+#[rstest]
+#[case::filter_matching_nothing(&["--filter", "no-such-case"], "--filter \"no-such-case\" matches none of the ")]
+#[case::every_case_skipped(&["--filter", "rc-configurable-tolerance-cm-pods", "--feature-gates", "HPAConfigurableTolerance=false"], "every case (1) was skipped")]
+fn nothing_ran_exits_3_with_a_message(#[case] flags: &[&str], #[case] why: &str) {
+    let cases = path("cases");
+    let mut args = vec!["run", cases.as_str()];
+    args.extend(flags);
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        err.trim()
+            .starts_with(&format!("error: no case ran: {why}")),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_empty_folder_runs_nothing_and_lints_nothing_exit_3() {
+    let dir = TempDir::new("empty");
+    let empty = dir.0.display().to_string();
+    let (code, _, err) = run(&["run", &empty]);
+    assert_eq!(code, 3);
+    assert_eq!(
+        err.trim(),
+        format!("error: no case ran: no case file under {empty}")
+    );
+    let lint = root().join("tests/fixtures/lint");
+    let (code, out, err) = run(&[
+        "lint",
+        &empty,
+        "--seeds",
+        &lint.join("seeds").display().to_string(),
+        "--facts",
+        &lint.join("facts.yaml").display().to_string(),
+    ]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        out.contains("lint: 0 case files checked, 0 problems"),
+        "{out}"
+    );
+    assert!(err.contains("error: no case file to lint under"), "{err}");
+}
+
+/// A stream that is always full.
+struct Full;
+
+impl std::io::Write for Full {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::from_raw_os_error(28))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Err(std::io::Error::from_raw_os_error(28))
+    }
+}
+
+#[rstest]
+#[case::human("human")]
+#[case::json("json")]
+#[case::junit("junit")]
+fn a_report_that_cannot_be_written_is_an_error_exit(#[case] format: &str) {
+    let case = path("cases/algorithm/docs-cpu-doubling.yaml");
+    let argv: Vec<String> = ["hpa-conformance", "run", &case, "--format", format]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut err = Vec::new();
+    assert_eq!(cli::main(&argv, &mut Full, &mut err), 2);
+    let err = String::from_utf8(err).expect("utf-8");
+    assert!(err.starts_with("error: cannot write the output: "), "{err}");
+
+    // --report DIR: on a device, under a file, and a folder that is made.
+    let (code, _, err) = run(&["run", &case, "--format", format, "--report", "/dev/full"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("cannot write the report to /dev/full"),
+        "{err}"
+    );
+    let (code, _, err) = run(&[
+        "run",
+        &case,
+        "--format",
+        format,
+        "--report",
+        "/dev/null/folder/report",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let dir = TempDir::new(&format!("report-{format}"));
+    let folder = dir.0.join("report");
+    let (code, out, _) = run(&[
+        "run",
+        &case,
+        "--format",
+        format,
+        "--report",
+        &folder.display().to_string(),
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("docs-cpu-doubling"),
+        "stdout keeps the --format report: {out}"
+    );
+    for name in ["report.json", "junit.xml"] {
+        let written = std::fs::read_to_string(folder.join(name)).expect("report file");
+        assert!(written.contains("docs-cpu-doubling"), "{name}: {written}");
+    }
+}
+
+#[test]
+fn failures_read_as_words_with_the_title_and_without_debug_syntax() {
+    let text = std::fs::read_to_string(root().join("cases/algorithm/docs-cpu-doubling.yaml"))
+        .expect("case");
+    let broken = text
+        .replacen(
+            "      currentReplicas: 3\n",
+            "      currentReplicas: 4\n",
+            1,
+        )
+        .replacen("      lastScaleTime: 0\n", "      lastScaleTime: 45\n", 1)
+        .replacen("New size: 6; reason", "New size: 7; reason", 1)
+        .replacen("{averageValue: 200m}", "{averageValue: 300m}", 1)
+        .replacen("trajectory: [3, 6]", "trajectory: [3, 7]", 1)
+        .replacen("finalReplicas: 6", "finalReplicas: 7", 1);
+    let dir = TempDir::new("messages");
+    let file = dir.write("doubling.yaml", &broken);
+    let (code, out, _) = run(&["run", &file]);
+    assert_eq!(code, 1, "{out}");
+    for line in [
+        "FAIL  docs-cpu-doubling",
+        "    Current 200m against a desired 100m (ratio 2.0) doubles the replicas: 3 → 6",
+        "t=0: status.currentReplicas: expected 4, got 3",
+        "t=0: status.lastScaleTime: expected t=45, got t=0",
+        "t=0: events: expected Normal SuccessfulRescale (message containing \"New size: 7; reason: cpu resource above target\"), got Normal SuccessfulRescale: New size: 6; reason: cpu resource above target",
+        "t=0: currentMetrics[0].averageValue: expected 300m, got 200m",
+        "whole run: trajectory: expected 3, 7, got 3, 6",
+        "whole run: final replicas: expected 7, got 6",
+    ] {
+        assert!(out.contains(line), "{line:?} missing in:\n{out}");
+    }
+    for debug in ["Some(", "None", "[\"", "\\\""] {
+        assert!(!out.contains(debug), "{debug:?} in:\n{out}");
+    }
+}
+
+#[test]
+fn a_target_scaling_beyond_the_world_fails_its_case_instead_of_allocating() {
+    let text = std::fs::read_to_string(root().join("cases/algorithm/docs-cpu-doubling.yaml"))
+        .expect("case");
+    let huge = text
+        .replacen("  replicas: 3\n", "  replicas: 10000\n", 1)
+        .replacen("    maxReplicas: 20\n", "    maxReplicas: 1000000\n", 1)
+        .replacen("      total: 600m\n", "      total: \"10000\"\n", 1);
+    let dir = TempDir::new("huge");
+    let file = dir.write("huge.yaml", &huge);
+    let (code, out, _) = run(&["run", &file, "--format", "json"]);
+    assert_eq!(code, 1, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        doc["cases"][0]["error"],
+        "at t=0: the target scaled to 20000 replicas, more than the simulated world holds (10000 pods)"
+    );
+}
+
+#[test]
+fn an_expectation_whose_tick_never_runs_fails_the_case() {
+    use hpa_harness::runner::{Outcome, RunOptions, run_case};
+    let mut case =
+        hpa_harness::case::load_case(&root().join("cases/behavior/policy-walkdown.yaml"))
+            .expect("case");
+    // A run cut short (as a real-time target may be): the expectations at 1020 and 1080 s.
+    case.duration = 600;
+    let r = run_case(
+        &case,
+        &hpa_harness::target::CoreTarget,
+        &RunOptions::default(),
+    );
+    let Outcome::Failed(failures) = r.outcome else {
+        panic!("should fail: {:?}", r.outcome);
+    };
+    let never: Vec<String> = failures
+        .iter()
+        .filter(|f| f.check == "expectation")
+        .map(|f| {
+            format!(
+                "t={}: expected {}, got {}",
+                f.t.unwrap_or(-1),
+                f.expected,
+                f.actual
+            )
+        })
+        .collect();
+    assert_eq!(
+        never,
+        [
+            "t=1020: expected a tick at t=1020, got never reached (ticks ran from t=0 to t=600)",
+            "t=1080: expected a tick at t=1080, got never reached (ticks ran from t=0 to t=600)"
+        ]
+    );
+}
+
+#[test]
+fn a_gate_a_case_uses_without_declaring_it_skips_it_with_the_flag_to_run_it_and_lint_asks_to_declare_it()
+ {
+    let case = path("tests/fixtures/gated/tolerance-undeclared.yaml");
+    let (code, out, _) = run(&[
+        "run",
+        &case,
+        "--format",
+        "json",
+        "--feature-gates",
+        "HPAConfigurableTolerance=false",
+    ]);
+    assert_eq!(code, 3, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        doc["cases"][0]["skip_reason"],
+        "needs feature gate HPAConfigurableTolerance=true (it sets hpa.spec.behavior.scaleUp.tolerance), but the run fixes HPAConfigurableTolerance=false; run it with --feature-gates HPAConfigurableTolerance=true"
+    );
+    // A gate the case does not use never skips it.
+    let (code, out, _) = run(&["run", &case, "--feature-gates", "HPAScaleToZero=true"]);
+    assert_eq!(code, 0, "{out}");
+    let lint = root().join("tests/fixtures/lint");
+    let (code, _, err) = run(&[
+        "lint",
+        &case,
+        "--seeds",
+        &lint.join("seeds").display().to_string(),
+        "--facts",
+        &root()
+            .join("../shared/reference/upstream-test-facts.yaml")
+            .display()
+            .to_string(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim(),
+        format!(
+            "{case}:18:9: the case uses feature gate HPAConfigurableTolerance=true (it sets hpa.spec.behavior.scaleUp.tolerance): declare it in featureGates"
+        )
+    );
+}
+
+#[rstest]
+#[case::configurable_tolerance_off("HPAConfigurableTolerance=false")]
+#[case::pod_level_resources_off("PodLevelResources=false")]
+#[case::scale_to_zero_on("HPAScaleToZero=true")]
+fn the_corpus_passes_or_skips_with_each_gate_flipped(#[case] gate: &str) {
+    let (code, out, err) = run(&["run", &path("cases"), "--feature-gates", gate]);
+    assert_eq!(code, 0, "{err}");
+    let failing: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("FAIL") || l.starts_with("ERROR"))
+        .collect();
+    assert!(failing.is_empty(), "{failing:#?}");
 }

@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::case::{Case, LoadError, discover, load_case};
-use crate::report::{self, RunReport};
+use crate::report::{self, RunReport, exit};
 use crate::runner::{RunOptions, run_case};
 use crate::target::exec::ExecTarget;
 use crate::target::{CoreTarget, Target};
@@ -47,7 +47,7 @@ pub enum Command {
         #[arg(long, default_value = "core")]
         target: String,
         /// Seconds to wait for each answer of an `exec:` implementation.
-        #[arg(long, default_value_t = 60)]
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
         step_timeout: u64,
         /// Report format.
         #[arg(long, value_enum, default_value = "human")]
@@ -56,10 +56,12 @@ pub enum Command {
         #[arg(long)]
         filter: Option<String>,
         /// Feature gates the target runs with, e.g. `HPAScaleToZero=true,HPAConfigurableTolerance=false`
-        /// (default: Kubernetes 1.36's defaults). Cases that assume other values are skipped.
+        /// (default: Kubernetes 1.36's defaults). Cases that use a gate with another value are
+        /// skipped.
         #[arg(long, value_delimiter = ',')]
         feature_gates: Vec<String>,
-        /// Also write `report.json` and `junit.xml` into this folder (created if missing).
+        /// Also write `report.json` and `junit.xml` into this folder (created if missing); stdout
+        /// keeps the `--format` report. A report that cannot be written is an error (exit 2).
         #[arg(long)]
         report: Option<PathBuf>,
         #[command(flatten)]
@@ -73,7 +75,7 @@ pub enum Command {
         #[arg(long, default_value = "core")]
         target: String,
         /// Seconds to wait for each answer of an `exec:` implementation.
-        #[arg(long, default_value_t = 60)]
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
         step_timeout: u64,
     },
     /// Differential fuzzing: random valid scenarios on two targets, traces compared tick by tick;
@@ -98,7 +100,7 @@ pub enum Command {
         #[arg(long, default_value = "b")]
         truth: String,
         /// Seconds to wait for each answer of an `exec:` implementation.
-        #[arg(long, default_value_t = 60)]
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
         step_timeout: u64,
     },
     /// Check case files: schema, upstream's HPA validation, unique names, and that each `source`
@@ -169,23 +171,11 @@ pub fn make_target(name: &str, step_timeout: Duration) -> Result<Box<dyn Target>
     }
 }
 
-/// Loads every case under `paths`: the good ones and the errors of the bad ones.
+/// Loads every case under `paths`: the good ones and the errors of the bad ones (unreadable
+/// paths, files that do not load, duplicate names pointed at their `name:` line).
 pub fn load_all(paths: &[PathBuf]) -> (Vec<Case>, Vec<LoadError>) {
-    let files = match discover(paths) {
-        Ok(f) => f,
-        Err(e) => {
-            return (
-                Vec::new(),
-                vec![LoadError {
-                    path: paths.first().cloned().unwrap_or_default(),
-                    pos: Default::default(),
-                    reason: format!("cannot list case files: {e}"),
-                }],
-            );
-        }
-    };
+    let (files, mut errors) = discover(paths);
     let mut cases = Vec::new();
-    let mut errors = Vec::new();
     for f in files {
         match load_case(&f) {
             Ok(c) => cases.push(c),
@@ -197,10 +187,10 @@ pub fn load_all(paths: &[PathBuf]) -> (Vec<Case>, Vec<LoadError>) {
         Some(first) => {
             errors.push(LoadError {
                 path: c.path.clone(),
-                pos: crate::yaml::Pos { line: 1, column: 1 },
+                pos: c.name_pos,
                 reason: format!(
-                    "duplicate case name {:?} (also in {})",
-                    c.name(),
+                    "duplicate case name {} (also in {})",
+                    crate::text::quote(c.name()),
                     first.display()
                 ),
             });
@@ -214,27 +204,62 @@ pub fn load_all(paths: &[PathBuf]) -> (Vec<Case>, Vec<LoadError>) {
     (cases, errors)
 }
 
+/// Writes all of `text` to `out`; a failure is an error line (exit 2).
+fn emit(out: &mut dyn Write, text: &str) -> Result<(), String> {
+    out.write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| format!("error: cannot write the output: {e}"))
+}
+
+/// Writes a report file; a failure (a missing folder, a full disk) is an error line (exit 2).
+fn write_report_file(path: &Path, text: &str) -> Result<(), String> {
+    let written = std::fs::File::create(path).and_then(|mut f| {
+        f.write_all(text.as_bytes())?;
+        f.flush()?;
+        // A regular file is on disk before the run reports success.
+        if f.metadata()?.is_file() {
+            f.sync_all()?;
+        }
+        Ok(())
+    });
+    written.map_err(|e| format!("error: cannot write the report to {}: {e}", path.display()))
+}
+
 /// Runs the CLI; returns the exit code.
 pub fn main(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = if e.use_stderr() {
-                write!(err, "{e}")
-            } else {
-                write!(out, "{e}")
+            if e.use_stderr() {
+                let _ = write!(err, "{e}");
+                return exit::BAD_INPUT;
+            }
+            // --help, --version.
+            return match emit(out, &e.to_string()) {
+                Ok(()) => exit::PASSED,
+                Err(line) => {
+                    let _ = writeln!(err, "{line}");
+                    exit::BAD_INPUT
+                }
             };
-            return code;
         }
     };
     match dispatch(cli.command, out, err) {
         Ok(code) => code,
         Err(line) => {
             let _ = writeln!(err, "{line}");
-            2
+            exit::BAD_INPUT
         }
     }
+}
+
+/// The paths as given, for messages.
+fn shown(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A usage problem, as the line to print (exit code 2).
@@ -315,12 +340,21 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             for e in &errors {
                 let _ = writeln!(err, "{e}");
             }
-            let _ = writeln!(
+            emit(
                 out,
-                "lint: {count} case files checked, {} problems",
-                errors.len()
-            );
-            Ok(if errors.is_empty() { 0 } else { 2 })
+                &format!(
+                    "lint: {count} case files checked, {} problems\n",
+                    errors.len()
+                ),
+            )?;
+            if !errors.is_empty() {
+                Ok(exit::BAD_INPUT)
+            } else if count == 0 {
+                let _ = writeln!(err, "error: no case file to lint under {}", shown(&paths));
+                Ok(exit::NOTHING_RAN)
+            } else {
+                Ok(exit::PASSED)
+            }
         }
         Command::Schema { protocol } => {
             let text = if protocol {
@@ -328,8 +362,8 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             } else {
                 schema_json()
             };
-            let _ = out.write_all(text.as_bytes());
-            Ok(0)
+            emit(out, &text)?;
+            Ok(exit::PASSED)
         }
         Command::Run {
             paths,
@@ -362,6 +396,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 paths
             };
             let (mut cases, bad_input) = load_all(&paths);
+            let loaded = cases.len();
             if let Some(f) = &filter {
                 cases.retain(|c| {
                     c.name().contains(f.as_str()) || c.path.to_string_lossy().contains(f.as_str())
@@ -385,11 +420,25 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 Format::Json => report::json::render(&report),
                 Format::Junit => report::junit::render(&report),
             };
-            let _ = out.write_all(text.as_bytes());
+            emit(out, &text)?;
             if let Some(dir) = &report_dir {
                 write_reports(&report, dir)?;
             }
-            Ok(report.exit_code())
+            let code = report.exit_code();
+            if code == exit::NOTHING_RAN {
+                let why = if loaded == 0 {
+                    format!("no case file under {}", shown(&paths))
+                } else if cases.is_empty() {
+                    format!(
+                        "--filter {} matches none of the {loaded} cases",
+                        crate::text::quote(filter.as_deref().unwrap_or_default())
+                    )
+                } else {
+                    format!("every case ({}) was skipped", cases.len())
+                };
+                let _ = writeln!(err, "error: no case ran: {why}");
+            }
+            Ok(code)
         }
         Command::Explain {
             case,
@@ -399,25 +448,22 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             let target = make_target(&target, Duration::from_secs(step_timeout)).map_err(usage)?;
             let case = load_case(&case).map_err(|e| e.to_string())?;
             let result = run_case(&case, target.as_ref(), &RunOptions::default());
-            let _ = out.write_all(report::explain::render(&case, &result).as_bytes());
-            let ok =
-                result.passed() || matches!(result.outcome, crate::runner::Outcome::Skipped(_));
-            Ok(if ok { 0 } else { 1 })
+            emit(out, &report::explain::render(&case, &result))?;
+            Ok(match result.outcome {
+                crate::runner::Outcome::Passed => exit::PASSED,
+                crate::runner::Outcome::Skipped(_) => exit::NOTHING_RAN,
+                _ => exit::FAILED,
+            })
         }
     }
 }
 
-/// Writes `report.json` and `junit.xml` into `dir`.
-fn write_reports(report: &RunReport, dir: &std::path::Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| usage(format!("{}: {e}", dir.display())))?;
-    for (name, text) in [
-        ("report.json", report::json::render(report)),
-        ("junit.xml", report::junit::render(report)),
-    ] {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| usage(format!("{}: {e}", path.display())))?;
-    }
-    Ok(())
+/// Writes `report.json` and `junit.xml` into `dir` (created if missing).
+fn write_reports(report: &RunReport, dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("error: cannot write the report to {}: {e}", dir.display()))?;
+    write_report_file(&dir.join("report.json"), &report::json::render(report))?;
+    write_report_file(&dir.join("junit.xml"), &report::junit::render(report))
 }
 
 /// `run --target cluster`: the real-time lane.
@@ -522,9 +568,16 @@ fn run_on_cluster(
         Format::Json => report::json::render(&report),
         Format::Junit => report::junit::render(&report),
     };
-    let _ = out.write_all(text.as_bytes());
+    emit(out, &text)?;
     if let Some(dir) = &report_dir {
         write_reports(&report, dir)?;
     }
-    Ok(report.exit_code())
+    let code = report.exit_code();
+    if code == exit::NOTHING_RAN {
+        let _ = writeln!(
+            err,
+            "error: no case ran on the cluster: every selected case was skipped (see the reasons above)"
+        );
+    }
+    Ok(code)
 }

@@ -13,6 +13,7 @@ pub mod protocol;
 pub mod report;
 pub mod runner;
 pub mod target;
+pub mod text;
 pub mod trace;
 pub mod world;
 pub mod yaml;

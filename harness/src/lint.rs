@@ -1,6 +1,7 @@
 //! `hpa-conformance lint`: everything `run` checks when it loads a case (schema, upstream's HPA
 //! validation, duplicate names), plus that each case's `source` exists — a seed document and a
-//! heading of it, or an upstream test named in the facts file.
+//! heading of it, or an upstream test named in the facts file — and that it declares the feature
+//! gates its fields use.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -143,11 +144,34 @@ pub fn check_source(case: &Case, sources: &Sources) -> Vec<LoadError> {
     errors
 }
 
+/// Checks that a case declares in `featureGates` every gate its fields use (a run detects them
+/// anyway; a reader should see them).
+pub fn check_gates_declared(case: &Case) -> Vec<LoadError> {
+    let text = std::fs::read_to_string(&case.path).unwrap_or_default();
+    let index = Index::build(&text).ok();
+    case.gates
+        .iter()
+        .filter_map(|(gate, used)| {
+            let field = used.detected_at.as_ref()?;
+            Some(at(
+                &case.path,
+                index.as_ref(),
+                field,
+                format!(
+                    "the case uses feature gate {gate}={} ({}): declare it in featureGates",
+                    used.value, used.because
+                ),
+            ))
+        })
+        .collect()
+}
+
 /// Lints every case under `paths`; returns the problems (empty: clean) and the number of cases.
 pub fn lint(paths: &[PathBuf], sources: &Sources) -> (usize, Vec<LoadError>) {
     let (cases, mut errors) = crate::cli::load_all(paths);
     for c in &cases {
         errors.extend(check_source(c, sources));
+        errors.extend(check_gates_declared(c));
     }
     errors.sort_by(|a, b| (&a.path, a.pos.line).cmp(&(&b.path, b.pos.line)));
     (cases.len(), errors)

@@ -314,6 +314,36 @@ impl Tick {
     }
 }
 
+/// The number an answer gave for `key`, as it was written on the line (for messages).
+fn raw_number<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let quoted = format!("\"{key}\"");
+    let rest = &line[line.find(&quoted)? + quoted.len()..];
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+/// Decodes one line an implementation answered. The error says in words what is wrong; a
+/// replica count that is not a 32-bit integer is named and shown as it was sent.
+pub fn decode_answer(line: &str) -> Result<FromImplementation, String> {
+    serde_json::from_str::<FromImplementation>(line).map_err(|e| {
+        let out_of_range = serde_json::from_str::<serde_json::Value>(line)
+            .ok()
+            .and_then(|v| v.get("scaledTo").cloned())
+            .filter(|n| n.is_number() && n.as_i64().and_then(|n| i32::try_from(n).ok()).is_none());
+        match (out_of_range, raw_number(line, "scaledTo")) {
+            (Some(n), raw) => format!(
+                "answered scaledTo {}, which is not a replica count (an integer from 0 to {})",
+                raw.map_or_else(|| n.to_string(), str::to_string),
+                i32::MAX
+            ),
+            (None, _) => format!("answered something that is not a protocol message ({e})"),
+        }
+    })
+}
+
 /// The JSON Schema of every protocol message (`harness/protocol.schema.json`).
 pub fn schema_json() -> String {
     /// Any step-protocol message.

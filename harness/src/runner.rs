@@ -1,6 +1,7 @@
 //! The virtual-time runner: for each tick t = 0, P, 2P, … it applies the timeline entries due, shows
-//! the target the world, applies what the target did, records the trace and checks the
-//! expectations due at t.
+//! the target the world, applies what the target did and records the tick; then
+//! [`check_expectations`] checks the case's expectations against the recorded ticks — every one
+//! of them is checked, or the case fails.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -11,8 +12,9 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
 use serde::Serialize;
 
 use crate::case::Case;
-use crate::case::model::{ExpectAt, ExpectMetric};
+use crate::case::model::{ExpectAt, ExpectMetric, Expectations};
 use crate::target::{GateSupport, Target, TickOutcome};
+use crate::text::{list, or_unset};
 use crate::trace::{TickTrace, metric_current, tick_trace};
 use crate::world::World;
 
@@ -47,6 +49,8 @@ pub enum Outcome {
 pub struct CaseResult {
     /// The case's name.
     pub name: String,
+    /// The case's title (what it shows).
+    pub title: String,
     /// Its file.
     pub file: String,
     /// How it ended.
@@ -55,6 +59,18 @@ pub struct CaseResult {
     pub trace: Vec<TickTrace>,
     /// Wall time.
     pub elapsed: Duration,
+    /// What the implementation said for people (e.g. the tail of its stderr) when its case
+    /// failed and the failure does not already show it.
+    pub diagnostics: Option<String>,
+}
+
+/// One tick as the runner observed it: its trace line and everything the target did.
+#[derive(Debug, Clone)]
+pub struct TickRecord {
+    /// The trace line.
+    pub trace: TickTrace,
+    /// What the target did.
+    pub outcome: TickOutcome,
 }
 
 impl CaseResult {
@@ -71,7 +87,11 @@ pub struct RunOptions {
     pub fixed_gates: BTreeMap<String, bool>,
 }
 
-/// The settings a case runs with on a target, or why it must be skipped.
+/// The settings a case runs with on a target, or why it must be skipped. Gates start at
+/// Kubernetes 1.36's defaults (or the target's fixed gates), then the command line's
+/// `--feature-gates`; a gate the case uses (declared or detected, see
+/// [`crate::case::gates`]) takes the case's value unless the run fixes it otherwise, which skips
+/// the case with the reason and the flag that runs it. Gates the case does not use never skip it.
 pub fn resolve_settings(
     case: &Case,
     support: GateSupport,
@@ -87,19 +107,28 @@ pub fn resolve_settings(
         }
         GateSupport::Fixed(g) => g,
     };
-    for (name, want) in &case.file.feature_gates {
+    for (name, used) in &case.gates {
+        let want = used.value;
         let have = gates.get(name).map_err(|e| e.to_string())?;
-        let fixed = match support {
-            GateSupport::PerCase => opts.fixed_gates.contains_key(name),
-            GateSupport::Fixed(_) => true,
-        };
-        if have != *want {
-            if fixed {
+        if have == want {
+            continue;
+        }
+        match support {
+            GateSupport::PerCase if !opts.fixed_gates.contains_key(name) => {
+                gates.set(name, want).map_err(|e| e.to_string())?;
+            }
+            GateSupport::PerCase => {
                 return Err(format!(
-                    "needs feature gate {name}={want}, but the target runs with {name}={have}"
+                    "needs feature gate {name}={want} ({}), but the run fixes {name}={have}; run it with --feature-gates {name}={want}",
+                    used.because
                 ));
             }
-            gates.set(name, *want).map_err(|e| e.to_string())?;
+            GateSupport::Fixed(_) => {
+                return Err(format!(
+                    "needs feature gate {name}={want} ({}), but the target runs with {name}={have}",
+                    used.because
+                ));
+            }
         }
     }
     let o = &case.file.settings;
@@ -150,6 +179,10 @@ fn same_quantity(
     }
 }
 
+fn quantity_text(q: &Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>) -> String {
+    or_unset(q.as_ref().map(|q| q.0.as_str()))
+}
+
 fn check_metrics(
     t: i64,
     want: &[ExpectMetric],
@@ -177,7 +210,7 @@ fn check_metrics(
                 Some(t),
                 &format!("currentMetrics[{i}].averageUtilization"),
                 u,
-                format!("{:?}", current.average_utilization),
+                or_unset(current.average_utilization),
             ));
         }
         if let Some(v) = &w.average_value
@@ -187,7 +220,7 @@ fn check_metrics(
                 Some(t),
                 &format!("currentMetrics[{i}].averageValue"),
                 v,
-                format!("{:?}", current.average_value.map(|q| q.0)),
+                quantity_text(&current.average_value),
             ));
         }
         if let Some(v) = &w.value
@@ -197,9 +230,18 @@ fn check_metrics(
                 Some(t),
                 &format!("currentMetrics[{i}].value"),
                 v,
-                format!("{:?}", current.value.map(|q| q.0)),
+                quantity_text(&current.value),
             ));
         }
+    }
+}
+
+/// A `lastScaleTime` as a virtual second, `-1` (unset) shown as `unset`.
+fn scale_time_text(t: i64) -> String {
+    if t == -1 {
+        "unset".into()
+    } else {
+        format!("t={t}")
     }
 }
 
@@ -239,7 +281,7 @@ pub fn check_state(
             Some(t),
             "status.currentReplicas",
             c,
-            format!("{:?}", s.current_replicas),
+            or_unset(s.current_replicas),
         ));
     }
     if let Some(l) = x.last_scale_time {
@@ -249,7 +291,12 @@ pub fn check_state(
             .map(|ts| crate::world::virtual_secs(hpa_reference::conditions::core_time(ts)))
             .unwrap_or(-1);
         if actual != l {
-            out.push(fail(Some(t), "status.lastScaleTime", l, actual));
+            out.push(fail(
+                Some(t),
+                "status.lastScaleTime",
+                scale_time_text(l),
+                scale_time_text(actual),
+            ));
         }
     }
     for c in x.conditions.iter().flatten() {
@@ -300,7 +347,7 @@ pub fn check_events(x: &ExpectAt, t: i64, have: &[Event], out: &mut Vec<Failure>
                 .map(|e| {
                     let mut s = format!("{} {}", e.type_.as_deref().unwrap_or("*"), e.reason);
                     if let Some(m) = &e.message_contains {
-                        s.push_str(&format!(" (~{m:?})"));
+                        s.push_str(&format!(" (message containing {})", crate::text::quote(m)));
                     }
                     s
                 })
@@ -309,12 +356,7 @@ pub fn check_events(x: &ExpectAt, t: i64, have: &[Event], out: &mut Vec<Failure>
                 .iter()
                 .map(|e| format!("{} {}: {}", e.type_.as_str(), e.reason, e.message))
                 .collect();
-            out.push(fail(
-                Some(t),
-                "events",
-                format!("{want:?}"),
-                format!("{have:?}"),
-            ));
+            out.push(fail(Some(t), "events", list(&want), list(&have)));
         }
     }
 }
@@ -332,28 +374,78 @@ pub fn trajectory(trace: &[TickTrace]) -> Vec<i32> {
     out
 }
 
+/// Checks a case's expectations against the ticks a run recorded. Every expectation is
+/// checked: one whose tick never ran fails (`never reached`). Failures come in time order, the
+/// whole-run checks (trajectory, final replicas) last.
+pub fn check_expectations(expect: &Expectations, ticks: &[TickRecord]) -> Vec<Failure> {
+    let mut failures = Vec::new();
+    let mut at: Vec<&ExpectAt> = expect.at.iter().collect();
+    at.sort_by_key(|x| x.t);
+    for x in at {
+        let t = i64::from(x.t);
+        match ticks.iter().find(|r| r.trace.t == t) {
+            Some(r) => check_tick(x, t, r.trace.replicas, &r.outcome, &mut failures),
+            None => {
+                let ran = match (ticks.first(), ticks.last()) {
+                    (Some(a), Some(b)) => {
+                        format!("ticks ran from t={} to t={}", a.trace.t, b.trace.t)
+                    }
+                    _ => "no tick ran".into(),
+                };
+                failures.push(fail(
+                    Some(t),
+                    "expectation",
+                    format!("a tick at t={t}"),
+                    format!("never reached ({ran})"),
+                ));
+            }
+        }
+    }
+    let trace: Vec<TickTrace> = ticks.iter().map(|r| r.trace.clone()).collect();
+    if let Some(want) = &expect.trajectory {
+        let have = trajectory(&trace);
+        if &have != want {
+            failures.push(fail(None, "trajectory", list(want), list(&have)));
+        }
+    }
+    if let Some(want) = expect.final_replicas
+        && Some(want) != trace.last().map(|x| x.replicas)
+    {
+        failures.push(fail(
+            None,
+            "final replicas",
+            want,
+            trace
+                .last()
+                .map_or_else(|| "no tick ran".to_string(), |x| x.replicas.to_string()),
+        ));
+    }
+    failures
+}
+
 /// Runs one case on a target.
 pub fn run_case(case: &Case, target: &dyn Target, opts: &RunOptions) -> CaseResult {
     let started = Instant::now();
-    let result = |outcome, trace| CaseResult {
+    let result = |outcome, ticks: Vec<TickRecord>, diagnostics| CaseResult {
         name: case.name().to_string(),
+        title: case.file.title.clone(),
         file: case.path.display().to_string(),
         outcome,
-        trace,
+        trace: ticks.into_iter().map(|r| r.trace).collect(),
         elapsed: started.elapsed(),
+        diagnostics,
     };
     let settings = match resolve_settings(case, target.gate_support(), opts) {
         Ok(s) => s,
-        Err(reason) => return result(Outcome::Skipped(reason), Vec::new()),
+        Err(reason) => return result(Outcome::Skipped(reason), Vec::new(), None),
     };
     let mut session = match target.start(case, &settings) {
         Ok(s) => s,
-        Err(e) if e.skip => return result(Outcome::Skipped(e.message), Vec::new()),
-        Err(e) => return result(Outcome::Errored(e.message), Vec::new()),
+        Err(e) if e.skip => return result(Outcome::Skipped(e.message), Vec::new(), None),
+        Err(e) => return result(Outcome::Errored(e.message), Vec::new(), None),
     };
     let mut world = World::new(case);
-    let mut trace = Vec::new();
-    let mut failures = Vec::new();
+    let mut ticks: Vec<TickRecord> = Vec::new();
     let period = i64::from(case.sync_period);
     let mut applied = 0usize;
     let mut timeline: Vec<_> = case.file.timeline.iter().collect();
@@ -369,43 +461,36 @@ pub fn run_case(case: &Case, target: &dyn Target, opts: &RunOptions) -> CaseResu
         let snapshot = world.snapshot(t);
         let outcome = match session.tick(&snapshot) {
             Ok(o) => o,
-            Err(e) => {
-                return result(Outcome::Errored(e.message), trace);
-            }
+            // The target's message already carries its diagnostics.
+            Err(e) => return result(Outcome::Errored(e.message), ticks, None),
         };
-        world.apply_outcome(outcome.scaled_to, outcome.status.clone(), t);
-        let after = world.replicas();
-        trace.push(tick_trace(t, before, after, pods, &outcome));
-        for x in case.file.expect.at.iter().filter(|x| i64::from(x.t) == t) {
-            check_tick(x, t, after, &outcome, &mut failures);
+        if let Err(e) = world.apply_outcome(outcome.scaled_to, outcome.status.clone(), t) {
+            let diagnostics = session.diagnostics();
+            return result(
+                Outcome::Errored(format!("at t={t}: {e}")),
+                ticks,
+                diagnostics,
+            );
         }
+        let after = world.replicas();
+        ticks.push(TickRecord {
+            trace: tick_trace(t, before, after, pods, &outcome),
+            outcome,
+        });
         t += period;
     }
-    if let Some(want) = &case.file.expect.trajectory {
-        let have = trajectory(&trace);
-        if &have != want {
-            failures.push(fail(
-                None,
-                "trajectory",
-                format!("{want:?}"),
-                format!("{have:?}"),
-            ));
-        }
-    }
-    if let Some(want) = case.file.expect.final_replicas
-        && Some(want) != trace.last().map(|x| x.replicas)
-    {
-        failures.push(fail(
-            None,
-            "final replicas",
-            want,
-            format!("{:?}", trace.last().map(|x| x.replicas)),
-        ));
+    let finished = session.finish();
+    let diagnostics = session.diagnostics();
+    drop(session);
+    let mut failures = check_expectations(&case.file.expect, &ticks);
+    if let Err(e) = finished {
+        failures.push(fail(None, "after stop", "exit with status 0", e.message));
     }
     let outcome = if failures.is_empty() {
         Outcome::Passed
     } else {
         Outcome::Failed(failures)
     };
-    result(outcome, trace)
+    let diagnostics = diagnostics.filter(|_| !matches!(outcome, Outcome::Passed));
+    result(outcome, ticks, diagnostics)
 }

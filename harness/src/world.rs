@@ -5,6 +5,10 @@
 //!
 //! The workload adds or removes pods only when its replica count changes; a pod a timeline entry
 //! marks failed or deleted is not replaced by itself (so upstream's static pod lists can be set up).
+//!
+//! The world is bounded: it holds at most [`MAX_PODS`] pods. The loader refuses cases that ask
+//! for more; a target that scales beyond it gets a [`WorldError`] (its case fails), never an
+//! allocation per replica without bound.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -28,12 +32,44 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::case::Case;
 use crate::case::model::{Load, Phase, PodChange, TimelineEntry};
 
+/// The most pods (replicas) the simulated world holds.
+pub const MAX_PODS: i32 = 10_000;
+
+/// The earliest and latest virtual second a case may name (about ±31 years around t=0, so every
+/// instant is a valid Kubernetes time and no time arithmetic can overflow).
+pub const MAX_VIRTUAL_SECONDS: i64 = 1_000_000_000;
+
+/// A change the simulated world cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorldError {
+    /// More replicas than [`MAX_PODS`].
+    #[error(
+        "the target scaled to {0} replicas, more than the simulated world holds ({MAX_PODS} pods)"
+    )]
+    TooManyReplicas(i32),
+    /// A negative replica count.
+    #[error("the target scaled to {0} replicas, a negative count")]
+    NegativeReplicas(i32),
+}
+
+/// Checks a replica count the world is asked to take.
+pub fn check_replicas(n: i32) -> Result<i32, WorldError> {
+    if n < 0 {
+        Err(WorldError::NegativeReplicas(n))
+    } else if n > MAX_PODS {
+        Err(WorldError::TooManyReplicas(n))
+    } else {
+        Ok(n)
+    }
+}
+
 /// Virtual t=0 is 2000-01-01T00:00:00Z (what Go's `testing/synctest` bubbles start at).
 pub const EPOCH_SECS: i64 = 946_684_800;
 
 /// The instant of virtual second `t`.
 pub fn instant(t: i64) -> Time {
-    Time::from_secs(EPOCH_SECS + t)
+    // Saturating: the loader keeps case times within ±MAX_VIRTUAL_SECONDS; nothing can wrap.
+    Time::from_micros(EPOCH_SECS.saturating_add(t).saturating_mul(1_000_000))
 }
 
 /// The virtual second of an instant (rounded down).
@@ -209,7 +245,8 @@ impl World {
             also_selected_by: w.also_selected_by.clone(),
             kinds,
         };
-        for _ in 0..w.replicas.max(0) {
+        // The loader checked 0 ≤ replicas ≤ MAX_PODS.
+        for _ in 0..w.replicas.clamp(0, MAX_PODS) {
             world.add_pod(-age, true);
         }
         world
@@ -275,8 +312,8 @@ impl World {
     }
 
     /// Sets `spec.replicas` and adds or removes pods to match.
-    pub fn set_replicas(&mut self, replicas: i32, t: i64) {
-        self.replicas = replicas.max(0);
+    pub fn set_replicas(&mut self, replicas: i32, t: i64) -> Result<(), WorldError> {
+        self.replicas = check_replicas(replicas)?;
         let active: Vec<usize> = (0..self.pods.len())
             .filter(|i| self.active(&self.pods[*i], t))
             .collect();
@@ -308,6 +345,7 @@ impl World {
                 keep
             });
         }
+        Ok(())
     }
 
     fn pick(&self, ordinals: &Option<Vec<usize>>, newest: Option<usize>, all: bool) -> Vec<usize> {
@@ -452,7 +490,8 @@ impl World {
             self.status_replicas = Some(r);
         }
         if let Some(r) = e.set_replicas {
-            self.set_replicas(r, t);
+            // The loader checked 0 ≤ setReplicas ≤ MAX_PODS.
+            let _ = self.set_replicas(r.clamp(0, MAX_PODS), t);
         }
         if e.hpa_patch.is_some() {
             // The loader checked every patched manifest; keep the status the target wrote.
@@ -466,17 +505,19 @@ impl World {
         }
     }
 
-    /// Applies what the target did at `t`: a successful scale write and the status it wrote.
+    /// Applies what the target did at `t`: a successful scale write and the status it wrote. A
+    /// replica count the world cannot take changes nothing.
     pub fn apply_outcome(
         &mut self,
         scaled_to: Option<i32>,
         status: HorizontalPodAutoscalerStatus,
         t: i64,
-    ) {
+    ) -> Result<(), WorldError> {
         if let Some(n) = scaled_to {
-            self.set_replicas(n, t);
+            self.set_replicas(n, t)?;
         }
         self.hpa.status = Some(status);
+        Ok(())
     }
 
     fn rule_value(&self, rule: Option<&LoadRule>, idx: usize, serving: &[usize]) -> i64 {

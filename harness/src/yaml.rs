@@ -175,16 +175,18 @@ impl<'de> Deserialize<'de> for KeyText {
     }
 }
 
-/// Positions of every node of a document by path (`hpa.spec.metrics[0].resource.name`).
+/// Positions of every node of a document by path (`hpa.spec.metrics[0].resource.name`), and
+/// the path and text of every scalar by the position of its value.
 #[derive(Debug, Clone, Default)]
 pub struct Index {
     positions: BTreeMap<String, Pos>,
+    scalars: BTreeMap<(u64, u64), (String, String)>,
     root: Option<Node>,
 }
 
 /// Indexes `node` at `path`; `at` is where the path is best pointed at (a mapping entry's key).
-fn walk(path: &str, at: Pos, node: &Node, out: &mut BTreeMap<String, Pos>) {
-    out.insert(path.to_string(), at);
+fn walk(path: &str, at: Pos, node: &Node, index: &mut Index) {
+    index.positions.insert(path.to_string(), at);
     match &node.value {
         NodeValue::Map(entries) => {
             for (k, key_pos, v) in entries {
@@ -193,28 +195,102 @@ fn walk(path: &str, at: Pos, node: &Node, out: &mut BTreeMap<String, Pos>) {
                 } else {
                     format!("{path}.{k}")
                 };
-                walk(&p, *key_pos, v, out);
+                walk(&p, *key_pos, v, index);
             }
         }
         NodeValue::Seq(items) => {
             for (i, v) in items.iter().enumerate() {
-                walk(&format!("{path}[{i}]"), v.pos, v, out);
+                walk(&format!("{path}[{i}]"), v.pos, v, index);
             }
         }
-        _ => {}
+        NodeValue::Scalar(text) => {
+            index.scalars.insert(
+                (node.pos.line, node.pos.column),
+                (path.to_string(), text.clone()),
+            );
+        }
+        NodeValue::Null => {}
     }
+}
+
+/// The range of an integer type serde names in its errors (`invalid i32`).
+fn integer_range(reason: &str) -> Option<(&'static str, String, String)> {
+    let ty = reason.strip_prefix("invalid ")?.split_whitespace().next()?;
+    let (lo, hi) = match ty {
+        "i32" => (i32::MIN.to_string(), i32::MAX.to_string()),
+        "u32" => ("0".into(), u32::MAX.to_string()),
+        "i64" => (i64::MIN.to_string(), i64::MAX.to_string()),
+        "u64" | "usize" => ("0".into(), u64::MAX.to_string()),
+        "i8" | "u8" | "i16" | "u16" | "isize" => return None,
+        _ => return None,
+    };
+    let name = match ty {
+        "i32" | "u32" => "32-bit",
+        _ => "64-bit",
+    };
+    Some((name, lo, hi))
 }
 
 impl Index {
     /// Indexes a document.
     pub fn build(text: &str) -> Result<Index, YamlError> {
         let root: Node = from_str(text)?;
-        let mut positions = BTreeMap::new();
-        walk("", root.pos, &root, &mut positions);
-        Ok(Index {
-            positions,
-            root: Some(root),
-        })
+        let mut index = Index::default();
+        walk("", root.pos, &root, &mut index);
+        index.root = Some(root);
+        Ok(index)
+    }
+
+    /// A typed-parse error in words a user can act on: an integer that does not fit its field
+    /// is named by its path, with the field's range.
+    pub fn explain(&self, e: YamlError) -> YamlError {
+        let Some((bits, lo, hi)) = integer_range(&e.reason) else {
+            return e;
+        };
+        match self.scalars.get(&(e.pos.line, e.pos.column)) {
+            Some((path, text)) => YamlError {
+                reason: format!(
+                    "{path} must be an integer from {lo} to {hi}, not {}",
+                    crate::text::clip(text, 40)
+                ),
+                pos: e.pos,
+            },
+            None => YamlError {
+                reason: format!("{} (a {bits} integer from {lo} to {hi})", e.reason),
+                pos: e.pos,
+            },
+        }
+    }
+
+    /// The node at a path (`timeline[2].hpaPatch`).
+    pub fn node(&self, path: &str) -> Option<&Node> {
+        let mut node = self.root.as_ref()?;
+        for part in path.split('.') {
+            let (key, indices) = match part.find('[') {
+                Some(i) => (&part[..i], &part[i..]),
+                None => (part, ""),
+            };
+            if !key.is_empty() {
+                node = match &node.value {
+                    NodeValue::Map(entries) => entries
+                        .iter()
+                        .find(|(k, _, _)| k == key)
+                        .map(|(_, _, v)| v)?,
+                    _ => return None,
+                };
+            }
+            for i in indices
+                .split(['[', ']'])
+                .filter(|s| !s.is_empty())
+                .map(str::parse::<usize>)
+            {
+                node = match &node.value {
+                    NodeValue::Seq(items) => items.get(i.ok()?)?,
+                    _ => return None,
+                };
+            }
+        }
+        Some(node)
     }
 
     /// The position of a path, or of its nearest indexed ancestor.
@@ -283,6 +359,38 @@ mod tests {
         let idx = Index::build(text).unwrap();
         assert_eq!(idx.locate("a.b[1].y").line, 4);
         assert_eq!(idx.locate("a.b[1].nope").line, 4);
+    }
+
+    #[test]
+    fn integer_errors_name_the_field_and_its_range() {
+        let text = "a:\n  - count: 99999999999\n";
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Item {
+            count: i32,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Doc {
+            a: Vec<Item>,
+        }
+        let e = from_str::<Doc>(text).unwrap_err();
+        let e = Index::build(text).unwrap().explain(e);
+        assert_eq!(
+            e.reason,
+            "a[0].count must be an integer from -2147483648 to 2147483647, not 99999999999"
+        );
+        assert_eq!((e.pos.line, e.pos.column), (2, 12));
+    }
+
+    #[test]
+    fn nodes_are_found_by_path() {
+        let idx = Index::build("a:\n  b:\n    - x: 1\n    - w: {z: 2}\n").unwrap();
+        assert!(matches!(
+            idx.node("a.b[1].w").map(|n| &n.value),
+            Some(NodeValue::Map(_))
+        ));
+        assert!(idx.node("a.b[2]").is_none());
     }
 
     #[test]

@@ -90,7 +90,8 @@ impl Fixture {
         let snapshot: Snapshot = self.world.snapshot(t);
         let (outcome, writes) = self.api.tick(&snapshot).expect("reconcile");
         self.world
-            .apply_outcome(outcome.scaled_to, outcome.status.clone(), t);
+            .apply_outcome(outcome.scaled_to, outcome.status.clone(), t)
+            .expect("a replica count the world holds");
         (outcome, writes)
     }
 }

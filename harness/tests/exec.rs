@@ -1,10 +1,14 @@
 //! The `exec:` target and the step protocol, end to end with `hpa-step-reference` (the reference
 //! core behind the protocol): every corpus case gives the same trace as the in-process core, and a
-//! crashing, hanging, garbage-speaking or gate-mismatched implementation fails (or skips) only its
-//! own case, with a diagnostic.
+//! crashing, hanging, garbage-speaking, non-reading, endlessly writing, forking, stop-ignoring or
+//! gate-mismatched implementation fails (or skips) only its own case, with a diagnostic, in
+//! bounded time, leaving no process behind.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::mpsc::channel;
+use std::time::{Duration, Instant};
+
+use rstest::rstest;
 
 use hpa_harness::cli::{load_all, make_target};
 use hpa_harness::runner::{CaseResult, Outcome, RunOptions, run_case};
@@ -63,7 +67,7 @@ fn a_crash_fails_that_case_with_its_stderr_and_the_run_goes_on() {
     let results = run_two("--crash-at 60", 30);
     let e = errored(&results[0]);
     assert!(
-        e.starts_with("at t=60: the implementation closed its stdout before answering"),
+        e.starts_with("at t=60: the implementation exited before answering (exit status: 3)"),
         "{e}"
     );
     assert!(e.contains("crashing at t=60 as asked"), "{e}");
@@ -120,6 +124,234 @@ fn a_missing_program_fails_with_a_clear_message() {
         r.outcome,
         Outcome::Errored(
             "cannot start \"/nonexistent/implementation\": No such file or directory (os error 2)"
+                .into()
+        )
+    );
+}
+
+fn load_one(rel: &str) -> hpa_harness::case::Case {
+    let (mut cases, bad) = load_all(&[root().join(rel)]);
+    assert!(bad.is_empty(), "{bad:?}");
+    cases.remove(0)
+}
+
+/// Runs one case on `hpa-step-reference FLAGS` on a thread, failing the test (instead of hanging
+/// it) when the run takes longer than `limit`.
+fn run_within(rel: &str, flags: &str, timeout: u64, limit: Duration) -> (CaseResult, Duration) {
+    let case = load_one(rel);
+    let command = step_reference(flags);
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let started = Instant::now();
+        let target = make_target(&command, Duration::from_secs(timeout)).expect("target");
+        let r = run_case(&case, target.as_ref(), &RunOptions::default());
+        let _ = tx.send((r, started.elapsed()));
+    });
+    rx.recv_timeout(limit)
+        .unwrap_or_else(|_| panic!("the case with {flags:?} did not end within {limit:?}"))
+}
+
+#[test]
+fn a_large_tick_to_an_implementation_that_stopped_reading_times_out() {
+    // 400 pods make a tick of several hundred KiB, far more than a pipe holds.
+    let (r, took) = run_within(
+        "tests/fixtures/exec/many-pods.yaml",
+        "--stop-reading",
+        1,
+        Duration::from_secs(30),
+    );
+    let e = errored(&r);
+    assert!(
+        e.starts_with(
+            "at t=0: could not write the message within 1 s: the implementation is not reading its stdin"
+        ),
+        "{e}"
+    );
+    assert!(e.contains("not reading stdin any more, as asked"), "{e}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn an_endless_answer_line_fails_the_case_instead_of_filling_memory() {
+    let (r, _) = run_within(
+        "cases/behavior/policy-walkdown.yaml",
+        "--endless-line-at 15",
+        5,
+        Duration::from_secs(60),
+    );
+    let e = errored(&r);
+    assert!(
+        e.starts_with(
+            "at t=15: answered a line longer than 16 MiB, the limit of a protocol message"
+        ),
+        "{e}"
+    );
+    assert_eq!(r.trace.len(), 1, "the tick at t=0 was recorded");
+}
+
+fn alive_now(pid: &str) -> bool {
+    // A zombie (state Z) is dead: only its parent (gone) could reap it.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z') && !state.starts_with('X')
+        })
+        .unwrap_or(false)
+}
+
+/// Whether the process is still alive 3 s from now (a SIGKILL takes a moment to land).
+fn alive(pid: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        if !alive_now(pid) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+fn forked_pid(file: &std::path::Path) -> String {
+    let pid = std::fs::read_to_string(file).expect("the forked child's pid");
+    let _ = std::fs::remove_file(file);
+    pid.trim().to_string()
+}
+
+#[rstest]
+#[case::after_a_crash("--crash-at 15", false)]
+#[case::after_a_clean_run("", true)]
+fn a_forked_child_holding_stdout_is_killed_with_the_group_and_an_exit_ends_the_case_at_once(
+    #[case] flags: &str,
+    #[case] passes: bool,
+) {
+    let pidfile =
+        std::env::temp_dir().join(format!("hpa-fork-{}-{}.pid", std::process::id(), passes));
+    let (r, took) = run_within(
+        "cases/behavior/policy-walkdown.yaml",
+        &format!("--fork-child {} {flags}", pidfile.display()),
+        30,
+        Duration::from_secs(60),
+    );
+    let child = forked_pid(&pidfile);
+    if passes {
+        assert_eq!(r.outcome, Outcome::Passed);
+    } else {
+        let e = errored(&r);
+        assert!(
+            e.starts_with("at t=15: the implementation exited before answering (exit status: 3)"),
+            "{e}"
+        );
+        // The step timeout is 30 s: the harness noticed the exit, not the silence.
+        assert!(took < Duration::from_secs(10), "{took:?}");
+    }
+    assert!(!alive(&child), "the forked child {child} outlived its case");
+}
+
+#[rstest]
+#[case::ignoring_stop("--ignore-stop", "still running 1 s after stop (killed)")]
+#[case::exiting_non_zero_after_stop("--exit-after-stop 4", "exit status: 4")]
+fn an_implementation_that_does_not_exit_cleanly_after_stop_fails_its_case(
+    #[case] flags: &str,
+    #[case] actual: &str,
+) {
+    let (r, took) = run_within(
+        "tests/fixtures/gated/tolerance-needs-gate.yaml",
+        flags,
+        1,
+        Duration::from_secs(30),
+    );
+    match &r.outcome {
+        Outcome::Failed(f) => {
+            assert_eq!(f.len(), 1, "{f:?}");
+            assert_eq!(f[0].t, None);
+            assert_eq!(f[0].check, "after stop");
+            assert_eq!(f[0].expected, "exit with status 0");
+            assert_eq!(f[0].actual, actual);
+        }
+        other => panic!("should fail, got {other:?}"),
+    }
+    assert!(
+        r.diagnostics.as_deref().is_some_and(|d| d.contains("stop")),
+        "the stderr tail comes with the failure: {:?}",
+        r.diagnostics
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[rstest]
+#[case::beyond_the_world(
+    "15:1000000",
+    "at t=15: the target scaled to 1000000 replicas, more than the simulated world holds (10000 pods)"
+)]
+#[case::negative("15:-5", "at t=15: the target scaled to -5 replicas, a negative count")]
+#[case::above_int32(
+    "15:3000000000",
+    "at t=15: answered scaledTo 3000000000, which is not a replica count (an integer from 0 to 2147483647)"
+)]
+#[case::huge_float(
+    "15:1e300",
+    "at t=15: answered scaledTo 1e300, which is not a replica count"
+)]
+fn an_out_of_range_scale_fails_the_case_and_is_shown_as_sent(
+    #[case] flag: &str,
+    #[case] message: &str,
+) {
+    let (r, _) = run_within(
+        "cases/behavior/policy-walkdown.yaml",
+        &format!("--scaled-to-at {flag}"),
+        30,
+        Duration::from_secs(60),
+    );
+    let e = errored(&r);
+    assert!(e.starts_with(message), "{e}");
+    assert_eq!(r.trace.len(), 1, "the tick at t=0 was recorded");
+}
+
+#[test]
+fn a_long_garbage_line_is_shown_cut_at_a_word_boundary() {
+    let (r, _) = run_within(
+        "cases/behavior/policy-walkdown.yaml",
+        "--long-garbage-at 15",
+        30,
+        Duration::from_secs(60),
+    );
+    let e = errored(&r);
+    let first = e.lines().next().unwrap_or_default();
+    let shown = first
+        .split_once(": \"")
+        .and_then(|(_, rest)| rest.split_once("…\""))
+        .map(|(shown, _)| shown)
+        .unwrap_or_else(|| panic!("a clipped line in {first:?}"));
+    assert!(shown.starts_with("word0 word1 "), "{shown}");
+    let last = shown.rsplit(' ').next().unwrap_or_default();
+    let n: usize = last
+        .strip_prefix("word")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{last:?} is not a whole word"));
+    assert!(shown.ends_with(&format!(" word{n}")) && n < 99, "{shown}");
+    assert!(shown.chars().count() < 200, "{shown}");
+    assert!(first.ends_with("(first words of 689 bytes)"), "{first}");
+}
+
+#[test]
+fn gates_a_case_does_not_use_never_skip_it_on_an_implementation_with_other_values() {
+    let results = run_two("--gates-fixed HPAScaleToZero=true", 30);
+    assert_eq!(results[0].outcome, Outcome::Passed, "policy-walkdown");
+    assert_eq!(results[1].outcome, Outcome::Passed, "tolerance-needs-gate");
+}
+
+#[test]
+fn a_gate_the_case_uses_that_hello_does_not_report_is_not_taken_as_agreement() {
+    let results = run_two("--gates-unlisted HPAConfigurableTolerance", 30);
+    assert_eq!(
+        results[0].outcome,
+        Outcome::Passed,
+        "policy-walkdown does not use the gate"
+    );
+    assert_eq!(
+        results[1].outcome,
+        Outcome::Skipped(
+            "the case uses feature gates HPAConfigurableTolerance=true (declared in featureGates), which hpa-step-reference 0.1.0 does not report in hello"
                 .into()
         )
     );

@@ -3,7 +3,13 @@
 //! everything a decision needs (its traces equal the in-process core's).
 //!
 //! Hidden flags make it misbehave, to test the harness's failure paths: `--crash-at T`,
-//! `--hang-at T`, `--garbage-at T`, `--gates-fixed NAME=BOOL`.
+//! `--hang-at T`, `--garbage-at T`, `--gates-fixed NAME=BOOL`, `--gates-unlisted NAME` (hello
+//! does not report that gate), `--endless-line-at T` (an answer line that never ends),
+//! `--stop-reading` (after `hello` it never reads stdin again), `--fork-child PIDFILE` (starts a
+//! child that sleeps while holding stdout open, and writes its pid), `--ignore-stop`,
+//! `--exit-after-stop CODE`, `--scaled-to-at T:RAW` (answers `scaledTo` with the raw JSON number),
+//! `--stderr-noise` (writes characters that are not valid XML to stderr first), `--long-garbage-at
+//! T` (a long line of words that is not JSON).
 
 use std::io::{BufRead, Write};
 
@@ -25,10 +31,46 @@ fn main() {
     let crash_at: Option<i64> = flag(&args, "--crash-at").and_then(|v| v.parse().ok());
     let hang_at: Option<i64> = flag(&args, "--hang-at").and_then(|v| v.parse().ok());
     let garbage_at: Option<i64> = flag(&args, "--garbage-at").and_then(|v| v.parse().ok());
+    let long_garbage_at: Option<i64> =
+        flag(&args, "--long-garbage-at").and_then(|v| v.parse().ok());
     let fixed = flag(&args, "--gates-fixed").and_then(|v| {
         let (k, b) = v.split_once('=')?;
         Some((k.to_string(), b == "true"))
     });
+    let unlisted = flag(&args, "--gates-unlisted");
+    let endless_at: Option<i64> = flag(&args, "--endless-line-at").and_then(|v| v.parse().ok());
+    let stop_reading = args.iter().any(|a| a == "--stop-reading");
+    let ignore_stop = args.iter().any(|a| a == "--ignore-stop");
+    let exit_after_stop: Option<i32> =
+        flag(&args, "--exit-after-stop").and_then(|v| v.parse().ok());
+    let scaled_to_at: Option<(i64, String)> = flag(&args, "--scaled-to-at").and_then(|v| {
+        let (t, raw) = v.split_once(':')?;
+        Some((t.parse().ok()?, raw.to_string()))
+    });
+    if args.iter().any(|a| a == "--sleep-forever") {
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+    }
+    if args.iter().any(|a| a == "--stderr-noise") {
+        eprintln!("noise: \u{0}\u{1}\u{1b}[31m\u{b}\u{c}\u{fffe}\u{ffff} <&> ]]> end");
+    }
+    if let Some(pidfile) = flag(&args, "--fork-child") {
+        // The child inherits stdin, stdout and stderr, and outlives us unless its group is killed.
+        match std::env::current_exe().and_then(|exe| {
+            std::process::Command::new(exe)
+                .arg("--sleep-forever")
+                .spawn()
+        }) {
+            Ok(child) => {
+                let _ = std::fs::write(&pidfile, child.id().to_string());
+            }
+            Err(e) => {
+                eprintln!("hpa-step-reference: cannot fork a child: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
 
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
@@ -43,11 +85,27 @@ fn main() {
             }
         };
         let reply = match msg {
-            ToImplementation::Stop => return,
+            ToImplementation::Stop if ignore_stop => {
+                eprintln!("hpa-step-reference: ignoring stop as asked");
+                loop {
+                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                }
+            }
+            ToImplementation::Stop => {
+                if let Some(code) = exit_after_stop {
+                    eprintln!("hpa-step-reference: exiting with {code} after stop as asked");
+                    std::process::exit(code);
+                }
+                return;
+            }
             ToImplementation::Start(start) => {
                 let mut gates = start.feature_gates.clone();
                 if let Some((k, v)) = &fixed {
                     gates.insert(k.clone(), *v);
+                }
+                let mut reported = gates.clone();
+                if let Some(k) = &unlisted {
+                    reported.remove(k);
                 }
                 let settings = match start.settings.to_settings(&gates) {
                     Ok(s) => s,
@@ -66,7 +124,7 @@ fn main() {
                         name: "hpa-step-reference".into(),
                         version: env!("CARGO_PKG_VERSION").into(),
                     },
-                    feature_gates: gates,
+                    feature_gates: reported,
                     memory_seeding: true,
                 })
             }
@@ -79,6 +137,18 @@ fn main() {
                 if hang_at == Some(t) {
                     eprintln!("hpa-step-reference: hanging at t={t} as asked");
                     std::thread::sleep(std::time::Duration::from_secs(3600));
+                }
+                if endless_at == Some(t) {
+                    eprintln!("hpa-step-reference: an endless line at t={t} as asked");
+                    let chunk = vec![b'x'; 1 << 20];
+                    while out.write_all(&chunk).is_ok() {}
+                    std::process::exit(0);
+                }
+                if long_garbage_at == Some(t) {
+                    let words: Vec<String> = (0..100).map(|i| format!("word{i}")).collect();
+                    let _ = writeln!(out, "{}", words.join(" "));
+                    let _ = out.flush();
+                    continue;
                 }
                 if garbage_at == Some(t) {
                     let _ = writeln!(out, "this is not JSON");
@@ -113,9 +183,24 @@ fn main() {
                 })
             }
         };
-        let text = serde_json::to_string(&reply).unwrap_or_default();
+        let mut text = serde_json::to_string(&reply).unwrap_or_default();
+        if let (Some((t, raw)), FromImplementation::Result(r)) = (&scaled_to_at, &reply)
+            && r.t == *t
+            && let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&text)
+        {
+            v["scaledTo"] = serde_json::Value::Null;
+            text = serde_json::to_string(&v)
+                .unwrap_or_default()
+                .replace("\"scaledTo\":null", &format!("\"scaledTo\":{raw}"));
+        }
         if writeln!(out, "{text}").and_then(|_| out.flush()).is_err() {
             return;
+        }
+        if stop_reading && matches!(reply, FromImplementation::Hello(_)) {
+            eprintln!("hpa-step-reference: not reading stdin any more, as asked");
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
         }
     }
 }

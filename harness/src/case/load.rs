@@ -1,6 +1,10 @@
 //! Loading a case file: YAML → [`CaseFile`] → checks → [`Case`]. Every problem becomes a
-//! [`LoadError`] with the file, line and column and one line of reason; nothing panics.
+//! [`LoadError`] with the file, line and column and one line of reason; nothing panics, and no
+//! number in a case can make a run huge or wrap: a case asks for at most
+//! [`MAX_PODS`](crate::world::MAX_PODS) pods and [`MAX_TICKS`] ticks, and names times within
+//! ±[`MAX_VIRTUAL_SECONDS`](crate::world::MAX_VIRTUAL_SECONDS).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -10,8 +14,14 @@ use hpa_reference::settings::{FeatureGates, GATE_NAMES};
 use hpa_reference::validation::{ValidationOptions, validate_hpa};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 
+use super::discover::regular_file;
+use super::gates::{GateUse, gates_used};
 use super::model::{CaseFile, Load};
+use crate::world::{MAX_PODS, MAX_VIRTUAL_SECONDS};
 use crate::yaml::{self, Index, Pos};
+
+/// The most ticks one case may run (`durationSeconds / syncPeriodSeconds + 1`).
+pub const MAX_TICKS: u64 = 100_000;
 
 /// A case file that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +36,10 @@ pub struct LoadError {
 
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.pos.line == 0 {
+            // The path as a whole (an unreadable folder or file).
+            return write!(f, "{}: {}", self.path.display(), self.reason);
+        }
         write!(
             f,
             "{}:{}:{}: {}",
@@ -52,6 +66,10 @@ pub struct Case {
     pub sync_period: u32,
     /// The last tick's time.
     pub duration: u32,
+    /// Where the `name:` is (for duplicate names).
+    pub name_pos: Pos,
+    /// The feature gates the case uses (declared or detected), with the values it needs.
+    pub gates: BTreeMap<String, GateUse>,
 }
 
 impl Case {
@@ -106,32 +124,6 @@ pub fn store_as_api_server(hpa: &mut HorizontalPodAutoscaler) {
     }
 }
 
-/// Every `.yaml` file under the given paths (files are taken as they are), sorted, skipping
-/// `schema.json` and anything under a `target` folder.
-pub fn discover(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut stack = vec![p.clone()];
-            while let Some(dir) = stack.pop() {
-                for entry in std::fs::read_dir(&dir)? {
-                    let path = entry?.path();
-                    if path.is_dir() {
-                        stack.push(path);
-                    } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-                        out.push(path);
-                    }
-                }
-            }
-        } else {
-            out.push(p.clone());
-        }
-    }
-    out.sort();
-    out.dedup();
-    Ok(out)
-}
-
 struct Checker<'a> {
     path: &'a Path,
     index: &'a Index,
@@ -147,7 +139,59 @@ impl Checker<'_> {
     }
 
     fn quantity(&self, at: &str, q: &str) -> Result<i64, LoadError> {
-        parse_milli(q).map_err(|e| self.err(at, format!("invalid quantity {q:?}: {e}")))
+        parse_milli(q).map_err(|e| {
+            self.err(
+                at,
+                format!("invalid quantity {}: {e}", crate::text::quote(q)),
+            )
+        })
+    }
+
+    /// A quantity that must not be negative (usage, requests).
+    fn amount(&self, at: &str, q: &str) -> Result<i64, LoadError> {
+        let v = self.quantity(at, q)?;
+        if v < 0 {
+            return Err(self.err(at, format!("{at} must not be negative (it is {q})")));
+        }
+        Ok(v)
+    }
+
+    /// A virtual time within ±MAX_VIRTUAL_SECONDS.
+    fn time(&self, at: &str, t: i64) -> Result<(), LoadError> {
+        let bound = if t > MAX_VIRTUAL_SECONDS {
+            format!("at most {MAX_VIRTUAL_SECONDS}")
+        } else if t < -MAX_VIRTUAL_SECONDS {
+            format!("at least -{MAX_VIRTUAL_SECONDS}")
+        } else {
+            return Ok(());
+        };
+        Err(self.err(
+            at,
+            format!("{at} must be {bound} seconds (about 31 years of virtual time), not {t}"),
+        ))
+    }
+
+    /// A replica count the simulated world holds.
+    fn replicas(&self, at: &str, r: i32) -> Result<(), LoadError> {
+        if !(0..=MAX_PODS).contains(&r) {
+            return Err(self.err(
+                at,
+                format!(
+                    "{at} must be from 0 to {MAX_PODS} (the most pods the simulated world holds), not {r}"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A non-negative finite number.
+    fn factor(&self, at: &str, v: Option<f64>) -> Result<(), LoadError> {
+        match v {
+            Some(v) if !v.is_finite() || v < 0.0 => {
+                Err(self.err(at, format!("{at} must be a non-negative number, not {v}")))
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -197,19 +241,20 @@ fn check_load(c: &Checker<'_>, at: &str, load: &Load, keys: &[String]) -> Result
             "a load needs exactly one of total, perPod, pods, value, series",
         ));
     }
-    for (field, q) in [
-        ("total", &load.total),
-        ("perPod", &load.per_pod),
-        ("value", &load.value),
-    ] {
+    // Usage and per-pod values are amounts; an Object value or External series may be negative.
+    for (field, q) in [("total", &load.total), ("perPod", &load.per_pod)] {
         if let Some(q) = q {
-            c.quantity(&format!("{at}.{field}"), q)?;
+            c.amount(&format!("{at}.{field}"), q)?;
         }
     }
-    for (field, list) in [("pods", &load.pods), ("series", &load.series)] {
-        for (i, q) in list.iter().flatten().enumerate() {
-            c.quantity(&format!("{at}.{field}[{i}]"), q)?;
-        }
+    if let Some(q) = &load.value {
+        c.quantity(&format!("{at}.value"), q)?;
+    }
+    for (i, q) in load.pods.iter().flatten().enumerate() {
+        c.amount(&format!("{at}.pods[{i}]"), q)?;
+    }
+    for (i, q) in load.series.iter().flatten().enumerate() {
+        c.quantity(&format!("{at}.series[{i}]"), q)?;
     }
     Ok(())
 }
@@ -217,12 +262,28 @@ fn check_load(c: &Checker<'_>, at: &str, load: &Load, keys: &[String]) -> Result
 /// Loads and checks one case file. Feature gates the case lists are validated by name; the HPA is
 /// validated with HPAScaleToZero as the case assumes it (else Kubernetes 1.36's default).
 pub fn load_case(path: &Path) -> Result<Case, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|e| LoadError {
-        path: path.to_path_buf(),
-        pos: Pos { line: 1, column: 1 },
-        reason: format!("cannot read: {e}"),
-    })?;
+    regular_file(path)?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| super::discover::path_error(path, format!("cannot read: {e}")))?;
     load_case_text(path, &text)
+}
+
+/// Keys present in the YAML under `at` that the typed value `known` (its round trip) lacks:
+/// fields the Kubernetes types ignore silently. The first is an error at its position.
+fn strict(c: &Checker<'_>, at: &str, known: &serde_json::Value) -> Result<(), LoadError> {
+    let Some(node) = c.index.node(at) else {
+        return Ok(());
+    };
+    match yaml::unknown_fields(at, node, known).first() {
+        Some(first) => Err(c.err(
+            first,
+            format!(
+                "unknown field `{}`",
+                first.rsplit('.').next().unwrap_or(first)
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Loads and checks a case from its text; `path` names it in errors and results.
@@ -238,25 +299,15 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
         reason: e.reason,
     };
     let index = Index::build(text).map_err(yaml_err)?;
-    let file: CaseFile = yaml::from_str(text).map_err(yaml_err)?;
+    let file: CaseFile = yaml::from_str(text).map_err(|e| yaml_err(index.explain(e)))?;
     let c = Checker {
         path,
         index: &index,
     };
 
     // Fields the Kubernetes types do not know (k8s-openapi ignores them silently).
-    if let Some(node) = index.top("hpa") {
-        let known = serde_json::to_value(&file.hpa).map_err(|e| at_start(e.to_string()))?;
-        if let Some(first) = yaml::unknown_fields("hpa", node, &known).first() {
-            return Err(c.err(
-                first,
-                format!(
-                    "unknown field `{}`",
-                    first.rsplit('.').next().unwrap_or(first)
-                ),
-            ));
-        }
-    }
+    let known = serde_json::to_value(&file.hpa).map_err(|e| at_start(e.to_string()))?;
+    strict(&c, "hpa", &known)?;
 
     if file.name.trim().is_empty() {
         return Err(c.err("name", "name must not be empty"));
@@ -300,38 +351,59 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
 
     // Workload.
     let w = &file.workload;
-    if w.replicas < 0 {
-        return Err(c.err("workload.replicas", "replicas must not be negative"));
-    }
+    c.replicas("workload.replicas", w.replicas)?;
     if w.pod.containers.is_empty() {
         return Err(c.err(
             "workload.pod.containers",
             "a pod needs at least one container",
         ));
     }
-    for (ci, container) in w.pod.containers.iter().chain(&w.pod.sidecars).enumerate() {
-        for (r, q) in &container.requests {
-            c.quantity(&format!("workload.pod.containers[{ci}].requests.{r}"), q)?;
+    for (list, containers) in [
+        ("containers", &w.pod.containers),
+        ("sidecars", &w.pod.sidecars),
+    ] {
+        for (ci, container) in containers.iter().enumerate() {
+            for (r, q) in &container.requests {
+                c.amount(&format!("workload.pod.{list}[{ci}].requests.{r}"), q)?;
+            }
         }
     }
+    for (r, q) in w.pod.requests.iter().flatten() {
+        c.amount(&format!("workload.pod.requests.{r}"), q)?;
+    }
     if let Some(hot) = &w.startup.hot_cpu {
-        c.quantity("workload.startup.hotCpu.usage", &hot.usage)?;
+        c.amount("workload.startup.hotCpu.usage", &hot.usage)?;
     }
 
     let sync_period = file.settings.sync_period_seconds.unwrap_or(15);
-    if sync_period == 0 {
+    if sync_period == 0 || i64::from(sync_period) > MAX_VIRTUAL_SECONDS {
         return Err(c.err(
             "settings.syncPeriodSeconds",
-            "the sync period must be at least 1 second",
+            format!(
+                "settings.syncPeriodSeconds must be from 1 to {MAX_VIRTUAL_SECONDS}, not {sync_period}"
+            ),
         ));
     }
-    if let Some(t) = file.settings.tolerance
-        && (t.is_nan() || t < 0.0)
-    {
-        return Err(c.err(
-            "settings.tolerance",
-            "tolerance must be a non-negative number",
-        ));
+    let o = &file.settings;
+    c.factor("settings.tolerance", o.tolerance)?;
+    c.factor("settings.scaleUpLimitFactor", o.scale_up_limit_factor)?;
+    c.factor("settings.scaleUpLimitMinimum", o.scale_up_limit_minimum)?;
+
+    // Seeded memory.
+    if let Some(m) = &file.memory {
+        for (i, r) in m.recommendations.iter().enumerate() {
+            c.time(&format!("memory.recommendations[{i}].at"), r.at)?;
+            c.replicas(&format!("memory.recommendations[{i}].replicas"), r.replicas)?;
+        }
+        for (list, events) in [
+            ("scaleUpEvents", &m.scale_up_events),
+            ("scaleDownEvents", &m.scale_down_events),
+        ] {
+            for (i, e) in events.iter().enumerate() {
+                c.time(&format!("memory.{list}[{i}].at"), e.at)?;
+                c.replicas(&format!("memory.{list}[{i}].change"), e.change)?;
+            }
+        }
     }
 
     let mut hpa = file.hpa.clone();
@@ -352,25 +424,33 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
             ))
         }
     };
-    let mut last = 0u32;
+    // The latest time the case names, and where.
+    let mut last = (0i64, String::new());
+    let mut later = |t: i64, at: String| {
+        if t > last.0 {
+            last = (t, at);
+        }
+    };
     for (i, e) in file.timeline.iter().enumerate() {
         let at = format!("timeline[{i}]");
-        last = last.max(e.at);
+        c.time(&format!("{at}.at"), i64::from(e.at))?;
+        later(i64::from(e.at), format!("{at}.at"));
         if let Some(l) = &e.load {
             check_load(&c, &format!("{at}.load"), l, &keys)?;
         }
         for (j, l) in e.loads.iter().enumerate() {
             check_load(&c, &format!("{at}.loads[{j}]"), l, &keys)?;
         }
-        if let Some(r) = e.set_replicas
-            && r < 0
-        {
-            return Err(c.err(
-                &format!("{at}.setReplicas"),
-                "replicas must not be negative",
-            ));
+        if let Some(r) = e.set_replicas {
+            c.replicas(&format!("{at}.setReplicas"), r)?;
         }
         if let Some(p) = &e.pods {
+            if let Some(t) = p.started_at {
+                c.time(&format!("{at}.pods.startedAt"), t)?;
+            }
+            if let Some(t) = p.ready_since {
+                c.time(&format!("{at}.pods.readySince"), t)?;
+            }
             let selectors = [p.ordinals.is_some(), p.newest.is_some(), p.all]
                 .iter()
                 .filter(|b| **b)
@@ -418,7 +498,9 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
             }
         }
     }
-    // Every patched manifest must be one the API server accepts (patches apply in time order).
+    // Every patched manifest must be one the API server accepts (patches apply in time order),
+    // and a patch is as strict as the manifest: a field the HPA does not have is an error.
+    let mut manifests = vec![file.hpa.clone()];
     let mut patched = file.hpa.clone();
     let mut order: Vec<(usize, &super::model::TimelineEntry)> =
         file.timeline.iter().enumerate().collect();
@@ -428,6 +510,8 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
         let at = format!("timeline[{i}].hpaPatch");
         patched = try_patch(&patched, patch)
             .map_err(|e| c.err(&at, format!("the patched HPA is not an HPA: {e}")))?;
+        let known = serde_json::to_value(&patched).map_err(|e| at_start(e.to_string()))?;
+        strict(&c, &at, &known)?;
         let errors = validate_hpa(
             &patched,
             ValidationOptions {
@@ -440,11 +524,14 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                 format!("the patched HPA is rejected by API validation: {v}"),
             ));
         }
+        manifests.push(patched.clone());
     }
 
     // Expectations.
     for (i, x) in file.expect.at.iter().enumerate() {
-        last = last.max(x.t);
+        let at = format!("expect.at[{i}].t");
+        c.time(&at, i64::from(x.t))?;
+        later(i64::from(x.t), at);
         if x.t % sync_period != 0 {
             return Err(c.err(
                 &format!("expect.at[{i}].t"),
@@ -462,18 +549,38 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
             }
         }
     }
-    let duration = match file.duration_seconds {
+    let (last, last_at) = last;
+    let (duration, duration_at) = match file.duration_seconds {
         Some(d) => {
-            if d < last {
+            c.time("durationSeconds", i64::from(d))?;
+            if i64::from(d) < last {
                 return Err(c.err("durationSeconds", format!("the run ends at {d} s, before the last timeline entry or expectation ({last} s)")));
             }
-            d
+            (i64::from(d), "durationSeconds".to_string())
         }
-        None => last + sync_period,
+        // At most 2 × MAX_VIRTUAL_SECONDS: fits a u32, cannot wrap.
+        None => (last + i64::from(sync_period), last_at),
     };
+    let ticks = duration / i64::from(sync_period) + 1;
+    if ticks > MAX_TICKS as i64 {
+        return Err(c.err(
+            &duration_at,
+            format!(
+                "the run would have {ticks} ticks ({duration} s every {sync_period} s), more than {MAX_TICKS}: shorten it or lengthen settings.syncPeriodSeconds"
+            ),
+        ));
+    }
+    let duration = u32::try_from(duration).map_err(|_| {
+        c.err(
+            &duration_at,
+            format!("the run would last {duration} s, more than {} s", u32::MAX),
+        )
+    })?;
 
     Ok(Case {
         path: path.to_path_buf(),
+        name_pos: index.locate("name"),
+        gates: gates_used(&file, &manifests),
         file,
         hpa,
         sync_period,

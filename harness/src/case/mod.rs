@@ -1,7 +1,11 @@
-//! Cases: the file format ([`model`]), and loading with validation ([`load`]).
+//! Cases: the file format ([`model`]), finding case files ([`discover`]), loading with validation
+//! ([`load`]) and the feature gates a case uses ([`gates`]).
 
+pub mod discover;
+pub mod gates;
 pub mod load;
 pub mod model;
 
-pub use load::{Case, LoadError, discover, load_case, load_case_text};
+pub use discover::discover;
+pub use load::{Case, LoadError, load_case, load_case_text};
 pub use model::CaseFile;

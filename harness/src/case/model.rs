@@ -1,12 +1,16 @@
 //! The case file format: one YAML document per HPA scenario. Strict — every struct denies unknown
 //! fields — and documented field by field, because the JSON Schema (`cases/schema.json`) that
-//! editors use for completion is generated from these types.
+//! editors use for completion is generated from these types. The limits the loader enforces
+//! (at most [`MAX_PODS`] pods, times within ±[`MAX_VIRTUAL_SECONDS`], at most
+//! [`MAX_TICKS`](super::load::MAX_TICKS) ticks) are in the schema as ranges where a field has one.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::world::{MAX_PODS, MAX_VIRTUAL_SECONDS};
 
 /// One conformance case.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -38,8 +42,10 @@ pub struct CaseFile {
     #[serde(default)]
     pub timeline: Vec<TimelineEntry>,
     /// How long to run, in seconds (default: the last timeline or expectation time plus one sync
-    /// period).
+    /// period). At most 1,000,000,000 s, and at most 100,000 ticks (`durationSeconds /
+    /// syncPeriodSeconds + 1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = MAX_VIRTUAL_SECONDS))]
     pub duration_seconds: Option<u32>,
     /// The expected outcome.
     pub expect: Expectations,
@@ -67,9 +73,11 @@ pub struct Source {
 pub struct SettingsOverrides {
     /// `--horizontal-pod-autoscaler-sync-period` in seconds (default 15): the tick length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = MAX_VIRTUAL_SECONDS))]
     pub sync_period_seconds: Option<u32>,
     /// `--horizontal-pod-autoscaler-tolerance` (default 0.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub tolerance: Option<f64>,
     /// `--horizontal-pod-autoscaler-cpu-initialization-period` in seconds (default 300).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,9 +91,11 @@ pub struct SettingsOverrides {
     /// Scale-up limit factor without `behavior` (upstream hard-codes 2; its horizontal_test.go
     /// overrides it to 8). Not a kube-controller-manager flag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub scale_up_limit_factor: Option<f64>,
     /// Scale-up limit minimum without `behavior` (upstream hard-codes 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub scale_up_limit_minimum: Option<f64>,
 }
 
@@ -110,8 +120,10 @@ pub struct MemorySeed {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SeedRecommendation {
     /// Recommended replicas.
+    #[schemars(range(min = 0, max = MAX_PODS))]
     pub replicas: i32,
     /// When (virtual seconds; negative is before the first tick).
+    #[schemars(range(min = -MAX_VIRTUAL_SECONDS, max = MAX_VIRTUAL_SECONDS))]
     pub at: i64,
 }
 
@@ -120,8 +132,10 @@ pub struct SeedRecommendation {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SeedScaleEvent {
     /// Replicas added or removed (positive).
+    #[schemars(range(min = 0, max = MAX_PODS))]
     pub change: i32,
     /// When (virtual seconds).
+    #[schemars(range(min = -MAX_VIRTUAL_SECONDS, max = MAX_VIRTUAL_SECONDS))]
     pub at: i64,
 }
 
@@ -129,7 +143,9 @@ pub struct SeedScaleEvent {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Workload {
-    /// `spec.replicas` at t=0.
+    /// `spec.replicas` at t=0: at most 10,000, the most pods the simulated world holds (a target
+    /// that scales beyond it fails its case).
+    #[schemars(range(min = 0, max = MAX_PODS))]
     pub replicas: i32,
     /// The scale's `status.selector` (default `app=<scaleTargetRef.name>`); `""` means the target
     /// reports no selector.
@@ -207,6 +223,7 @@ pub struct HotCpu {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TimelineEntry {
     /// When, in seconds from the start (applied before the tick at that time).
+    #[schemars(range(max = MAX_VIRTUAL_SECONDS))]
     pub at: u32,
     /// Set the load of one metric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -214,8 +231,9 @@ pub struct TimelineEntry {
     /// Set the load of several metrics.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loads: Vec<Load>,
-    /// Change the target's `spec.replicas` by hand (e.g. to 0).
+    /// Change the target's `spec.replicas` by hand (e.g. to 0); at most 10,000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = MAX_PODS))]
     pub set_replicas: Option<i32>,
     /// Override the scale's `status.replicas` (e.g. a rolling-update surge); `null` clears.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -249,7 +267,7 @@ pub struct Load {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
     /// A total spread evenly over the ready pods (not-ready pods report 0); it re-spreads as pods
-    /// come and go.
+    /// come and go. Not negative (nor are `perPod` and `pods`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<String>,
     /// The same value for every pod.
@@ -292,10 +310,12 @@ pub struct PodChange {
     /// Set `status.startTime` to this virtual time (seconds, may be negative); readiness then
     /// follows the start-up model from that start, unless `ready` is also given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = -MAX_VIRTUAL_SECONDS, max = MAX_VIRTUAL_SECONDS))]
     pub started_at: Option<i64>,
     /// Set the Ready condition's `lastTransitionTime` to this virtual time (seconds, may be
     /// negative); keeps the Ready status unless `ready` is also given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = -MAX_VIRTUAL_SECONDS, max = MAX_VIRTUAL_SECONDS))]
     pub ready_since: Option<i64>,
 }
 
@@ -377,7 +397,9 @@ pub struct Expectations {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ExpectAt {
-    /// The tick (must be a multiple of the sync period).
+    /// The tick (must be a multiple of the sync period). Every expectation is checked: one whose
+    /// tick never runs fails the case.
+    #[schemars(range(max = MAX_VIRTUAL_SECONDS))]
     pub t: u32,
     /// The target's replicas after the tick.
     #[serde(default, skip_serializing_if = "Option::is_none")]

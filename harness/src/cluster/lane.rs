@@ -467,7 +467,9 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
             // The controller's (or a manual) scale write moves the world.
             let replicas = k::get_replicas(c, ns, plan.kind, &target).await?;
             if replicas != world.replicas() {
-                world.set_replicas(replicas, ti);
+                world
+                    .set_replicas(replicas, ti)
+                    .map_err(|e| format!("the scale target went to {replicas} replicas: {e}"))?;
             }
             let snapshot = world.snapshot(ti);
             let real = live_pods(lane, &selector).await?;

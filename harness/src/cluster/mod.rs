@@ -128,10 +128,12 @@ fn result(
 ) -> CaseResult {
     CaseResult {
         name: case.name().to_string(),
+        title: case.file.title.clone(),
         file: case.path.display().to_string(),
         outcome,
         trace,
         elapsed: started.elapsed(),
+        diagnostics: None,
     }
 }
 

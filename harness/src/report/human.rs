@@ -1,5 +1,6 @@
-//! The human report: a line per case; on failure the expected-vs-actual diff at the first failing
-//! tick with the trace around it; a closing `N passed, N failed, N skipped` line.
+//! The human report: a line per case; on failure the case's title, the expected-vs-actual diff at
+//! the first failing tick with the trace around it and the implementation's stderr tail; a closing
+//! `N passed, N failed, N skipped` line.
 
 use std::fmt::Write;
 
@@ -70,11 +71,19 @@ pub fn render(report: &RunReport) -> String {
             }
             Outcome::Errored(why) => {
                 let _ = writeln!(out, "ERROR {}  ({})", r.name, r.file);
-                let _ = writeln!(out, "    {why}");
+                let _ = writeln!(out, "    {}", r.title);
+                let _ = writeln!(out, "    {}", why.replace('\n', "\n    "));
             }
             Outcome::Failed(failures) => {
                 let _ = writeln!(out, "FAIL  {}  ({})", r.name, r.file);
+                let _ = writeln!(out, "    {}", r.title);
                 failure_text(r, failures, &mut out);
+            }
+        }
+        if let Some(d) = &r.diagnostics {
+            let _ = writeln!(out, "    stderr of the implementation (last lines):");
+            for line in d.lines() {
+                let _ = writeln!(out, "      {line}");
             }
         }
     }

@@ -11,6 +11,7 @@ use crate::trace::TickTrace;
 #[derive(Serialize)]
 struct JsonCase<'a> {
     name: &'a str,
+    title: &'a str,
     file: &'a str,
     passed: bool,
     skipped: bool,
@@ -19,6 +20,7 @@ struct JsonCase<'a> {
     failures: &'a [Failure],
     trajectory: Vec<i32>,
     trace: &'a [TickTrace],
+    diagnostics: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -61,6 +63,7 @@ pub fn render(report: &RunReport) -> String {
             .iter()
             .map(|r| JsonCase {
                 name: &r.name,
+                title: &r.title,
                 file: &r.file,
                 passed: r.passed(),
                 skipped: matches!(r.outcome, Outcome::Skipped(_)),
@@ -78,6 +81,7 @@ pub fn render(report: &RunReport) -> String {
                 },
                 trajectory: crate::runner::trajectory(&r.trace),
                 trace: &r.trace,
+                diagnostics: r.diagnostics.as_deref(),
             })
             .collect(),
         bad_input: report

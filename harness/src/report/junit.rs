@@ -1,62 +1,88 @@
 //! The JUnit XML report (quick-junit): one test case per case file, skipped cases with their
-//! reason, unloadable files as errors.
+//! reason, unloadable files as errors, the implementation's stderr tail as `system-err`.
+//!
+//! The XML is well-formed whatever a case name or an implementation's stderr contains: every
+//! character XML 1.0 does not allow (control characters, U+FFFE, U+FFFF) is written as the text
+//! `\u{…}` ([`xml_safe`]).
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::RunReport;
-use crate::runner::Outcome;
+use crate::runner::{Failure, Outcome};
+
+/// Whether XML 1.0 allows the character in a document.
+fn xml_char(c: char) -> bool {
+    matches!(c,
+        '\u{9}' | '\u{A}' | '\u{D}'
+        | '\u{20}'..='\u{D7FF}'
+        | '\u{E000}'..='\u{FFFD}'
+        | '\u{10000}'..='\u{10FFFF}')
+}
+
+/// `s` with every character XML 1.0 does not allow written as `\u{…}`.
+pub fn xml_safe(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if xml_char(c) {
+            out.push(c);
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    out
+}
+
+fn failure_line(f: &Failure) -> String {
+    format!(
+        "{}: {}: expected {}, got {}",
+        f.t.map_or("whole run".into(), |t| format!("t={t}")),
+        f.check,
+        f.expected,
+        f.actual
+    )
+}
 
 /// Renders the report.
 pub fn render(report: &RunReport) -> String {
-    let mut suite = TestSuite::new(format!("hpa-conformance ({})", report.target));
+    let mut suite = TestSuite::new(xml_safe(&format!("hpa-conformance ({})", report.target)));
     for r in &report.results {
         let status = match &r.outcome {
             Outcome::Passed => TestCaseStatus::success(),
             Outcome::Skipped(why) => {
                 let mut s = TestCaseStatus::skipped();
-                s.set_message(why.clone());
+                s.set_message(xml_safe(why));
                 s
             }
             Outcome::Errored(why) => {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-                s.set_message(why.clone());
+                let first = why.lines().next().unwrap_or_default();
+                s.set_message(xml_safe(first));
+                s.set_description(xml_safe(why));
                 s
             }
             Outcome::Failed(failures) => {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                let first = &failures[0];
-                s.set_message(format!(
-                    "{}: {}: expected {}, got {}",
-                    first.t.map_or("whole run".into(), |t| format!("t={t}")),
-                    first.check,
-                    first.expected,
-                    first.actual
-                ));
-                s.set_description(
-                    failures
-                        .iter()
-                        .map(|f| {
-                            format!(
-                                "{:?}: {}: expected {}, got {}",
-                                f.t, f.check, f.expected, f.actual
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                );
+                if let Some(first) = failures.first() {
+                    s.set_message(xml_safe(&failure_line(first)));
+                }
+                let lines: Vec<String> = failures.iter().map(failure_line).collect();
+                s.set_description(xml_safe(&format!("{}\n{}", r.title, lines.join("\n"))));
                 s
             }
         };
-        let mut tc = TestCase::new(r.name.clone(), status);
-        tc.set_classname(r.file.clone());
+        let mut tc = TestCase::new(xml_safe(&r.name), status);
+        tc.set_classname(xml_safe(&r.file));
         tc.set_time(r.elapsed);
+        if let Some(d) = &r.diagnostics {
+            tc.set_system_err(xml_safe(d));
+        }
         suite.add_test_case(tc);
     }
     for e in &report.bad_input {
         let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-        s.set_message(e.to_string());
+        s.set_message(xml_safe(&e.to_string()));
         s.set_type("bad-input");
-        let mut tc = TestCase::new(e.path.display().to_string(), s);
+        let mut tc = TestCase::new(xml_safe(&e.path.display().to_string()), s);
         tc.set_classname("bad-input");
         suite.add_test_case(tc);
     }
@@ -64,5 +90,18 @@ pub fn render(report: &RunReport) -> String {
     junit.add_test_suite(suite);
     junit
         .to_string()
-        .unwrap_or_else(|e| format!("<!-- {e} -->"))
+        .unwrap_or_else(|e| format!("<!-- {} -->", xml_safe(&e.to_string()).replace("--", "- -")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::xml_safe;
+
+    #[test]
+    fn characters_xml_forbids_become_visible_escapes() {
+        assert_eq!(
+            xml_safe("a\u{0}b\u{1b}c\u{fffe}\u{ffff}\td"),
+            "a\\u{0}b\\u{1b}c\\u{fffe}\\u{ffff}\td"
+        );
+    }
 }

@@ -35,14 +35,32 @@ impl RunReport {
         c
     }
 
-    /// The process exit code: 2 bad input, 1 some case failed, 0 all passed or skipped.
+    /// The process exit code: [`exit::BAD_INPUT`] when a file could not be loaded, else
+    /// [`exit::FAILED`] when a case failed, else [`exit::NOTHING_RAN`] when no case ran (none
+    /// selected, or every one skipped), else [`exit::PASSED`].
     pub fn exit_code(&self) -> i32 {
+        let (passed, failed, _) = self.counts();
         if !self.bad_input.is_empty() {
-            2
-        } else if self.counts().1 > 0 {
-            1
+            exit::BAD_INPUT
+        } else if failed > 0 {
+            exit::FAILED
+        } else if passed == 0 {
+            exit::NOTHING_RAN
         } else {
-            0
+            exit::PASSED
         }
     }
+}
+
+/// The exit codes of `hpa-conformance` (`run`, `explain`, `lint`; README "The command line").
+pub mod exit {
+    /// Every case that ran passed, and at least one ran.
+    pub const PASSED: i32 = 0;
+    /// Some case failed (or its target errored).
+    pub const FAILED: i32 = 1;
+    /// Bad input: a case file that cannot be read, parsed or checked, or a usage error, or a
+    /// report that cannot be written.
+    pub const BAD_INPUT: i32 = 2;
+    /// Nothing ran: no case file found, none matched `--filter`, or every case was skipped.
+    pub const NOTHING_RAN: i32 = 3;
 }

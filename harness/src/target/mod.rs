@@ -73,6 +73,18 @@ pub enum GateSupport {
 pub trait Session {
     /// Decides one tick.
     fn tick(&mut self, snapshot: &Snapshot) -> Result<TickOutcome, TargetError>;
+
+    /// Ends the case after its last tick. An error (e.g. an implementation that ignored `stop` or
+    /// exited with a non-zero status) fails the case.
+    fn finish(&mut self) -> Result<(), TargetError> {
+        Ok(())
+    }
+
+    /// What the implementation said for people (e.g. the tail of its stderr), shown with a
+    /// failure.
+    fn diagnostics(&self) -> Option<String> {
+        None
+    }
 }
 
 /// An implementation under test.

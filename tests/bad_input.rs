@@ -1,0 +1,157 @@
+//! Bad input is reported, never an abort: numbers that would make a run huge or wrap, settings
+//! that make no sense, and misspelt fields anywhere (also inside `hpaPatch`) are errors with the
+//! file, line and column, naming the field and its range. Each case edits a copy of a corpus case.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use hpa_harness::cli;
+use rstest::rstest;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let mut argv = vec!["hpa-conformance".to_string()];
+    argv.extend(args.iter().map(|a| a.to_string()));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = cli::main(&argv, &mut out, &mut err);
+    (
+        code,
+        String::from_utf8(out).expect("utf-8 stdout"),
+        String::from_utf8(err).expect("utf-8 stderr"),
+    )
+}
+
+#[rstest]
+#[case::replicas_beyond_the_world(
+    "  replicas: 80\n",
+    "  replicas: 10001\n",
+    "replicas: 10001",
+    "workload.replicas must be from 0 to 10000 (the most pods the simulated world holds), not 10001"
+)]
+#[case::replicas_above_int32(
+    "  replicas: 80\n",
+    "  replicas: 3000000000\n",
+    "replicas: 3000000000",
+    "workload.replicas must be an integer from -2147483648 to 2147483647, not 3000000000"
+)]
+#[case::set_replicas_beyond_the_world(
+    "      total: 5000m\n",
+    "      total: 5000m\n    setReplicas: 1000000\n",
+    "setReplicas",
+    "timeline[0].setReplicas must be from 0 to 10000 (the most pods the simulated world holds), not 1000000"
+)]
+#[case::negative_request(
+    "          cpu: \"1\"\n",
+    "          cpu: \"-1\"\n",
+    "cpu: \"-1\"",
+    "workload.pod.containers[0].requests.cpu must not be negative (it is -1)"
+)]
+#[case::duration_near_two_to_the_32(
+    "durationSeconds: 1200\n",
+    "durationSeconds: 4294967295\n",
+    "durationSeconds",
+    "durationSeconds must be at most 1000000000 seconds (about 31 years of virtual time), not 4294967295"
+)]
+#[case::expectation_near_two_to_the_32_without_a_duration("durationSeconds: 1200\n", "", "", "")]
+#[case::too_many_ticks(
+    "durationSeconds: 1200\n",
+    "durationSeconds: 1500000\n",
+    "durationSeconds",
+    "the run would have 100001 ticks (1500000 s every 15 s), more than 100000"
+)]
+#[case::negative_scale_up_limit_factor(
+    "hpa:\n",
+    "settings: {scaleUpLimitFactor: -1}\nhpa:\n",
+    "settings:",
+    "settings.scaleUpLimitFactor must be a non-negative number, not -1"
+)]
+#[case::negative_scale_up_limit_minimum(
+    "hpa:\n",
+    "settings: {scaleUpLimitMinimum: -4}\nhpa:\n",
+    "settings:",
+    "settings.scaleUpLimitMinimum must be a non-negative number, not -4"
+)]
+#[case::negative_load_total(
+    "      total: 5000m\n",
+    "      total: -5000m\n",
+    "total: -5000m",
+    "timeline[0].load.total must not be negative (it is -5000m)"
+)]
+#[case::misspelt_field_in_an_hpa_patch(
+    "durationSeconds: 1200\n",
+    "  - at: 600\n    hpaPatch: {spec: {minReplica: 2}}\ndurationSeconds: 1200\n",
+    "hpaPatch",
+    "unknown field `minReplica`"
+)]
+#[case::pod_start_time_that_overflows(
+    "durationSeconds: 1200\n",
+    "  - at: 600\n    pods: {all: true, startedAt: -9223372036854775000}\ndurationSeconds: 1200\n",
+    "startedAt",
+    "timeline[1].pods.startedAt must be at least -1000000000 seconds"
+)]
+#[case::memory_time_that_overflows(
+    "hpa:\n",
+    "memory: {recommendations: [{replicas: 80, at: 9223372036854775807}]}\nhpa:\n",
+    "memory:",
+    "memory.recommendations[0].at must be at most 1000000000 seconds"
+)]
+fn bad_numbers_are_bad_input_at_their_position(
+    #[case] from: &str,
+    #[case] to: &str,
+    #[case] marker: &str,
+    #[case] reason: &str,
+) {
+    let original =
+        std::fs::read_to_string(root().join("cases/behavior/policy-walkdown.yaml")).expect("case");
+    let (text, marker, reason) = if to.is_empty() {
+        // An expectation at t = 2^32 − 1 (a multiple of 15) and no duration: the run's end,
+        // one sync period later, would wrap a u32.
+        let text =
+            original
+                .replacen(from, "", 1)
+                .replacen("    - t: 285\n", "    - t: 4294967295\n", 1);
+        (
+            text,
+            "t: 4294967295",
+            "expect.at[1].t must be at most 1000000000 seconds (about 31 years of virtual time), not 4294967295",
+        )
+    } else {
+        (original.replacen(from, to, 1), marker, reason)
+    };
+    assert_ne!(text, original, "the edit applies");
+    let line = 1 + text
+        .lines()
+        .position(|l| l.contains(marker))
+        .expect("marker line");
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "hpa-bad-input-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("case.yaml");
+    std::fs::write(&file, &text).expect("write");
+    let file = file.display().to_string();
+    let (code, out, err) = run(&["run", &file, "--format", "json"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 2, "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    let prefix = format!("{file}:{line}:");
+    assert!(
+        lines[0].starts_with(&prefix),
+        "{:?} should start with {prefix:?}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains(reason),
+        "{:?} should say {reason:?}",
+        lines[0]
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("a JSON report");
+    assert_eq!(doc["summary"]["bad_input"], 1);
+}
