@@ -142,7 +142,7 @@ pub struct ClusterArgs {
     #[arg(long)]
     margin_seconds: Option<f64>,
     /// `--target cluster`: cases run at once, each in its own namespace.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 12)]
     parallel: usize,
     /// `--target cluster`: only say which cases would run and why the others are skipped.
     #[arg(long)]
