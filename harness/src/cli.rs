@@ -412,19 +412,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 results,
                 bad_input,
             };
-            for e in &report.bad_input {
-                let _ = writeln!(err, "{e}");
-            }
-            let text = match format {
-                Format::Human => report::human::render(&report),
-                Format::Json => report::json::render(&report),
-                Format::Junit => report::junit::render(&report),
-            };
-            emit(out, &text)?;
-            if let Some(dir) = &report_dir {
-                write_reports(&report, dir)?;
-            }
-            let code = report.exit_code();
+            let code = deliver(&report, format, report_dir.as_deref(), out, err)?;
             if code == exit::NOTHING_RAN {
                 let why = if loaded == 0 {
                     format!("no case file under {}", shown(&paths))
@@ -456,6 +444,30 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             })
         }
     }
+}
+
+/// Reports a run: bad input on stderr, the `--format` report on stdout, the `--report` folder;
+/// the exit code.
+fn deliver(
+    report: &RunReport,
+    format: Format,
+    report_dir: Option<&Path>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32, String> {
+    for e in &report.bad_input {
+        let _ = writeln!(err, "{e}");
+    }
+    let text = match format {
+        Format::Human => report::human::render(report),
+        Format::Json => report::json::render(report),
+        Format::Junit => report::junit::render(report),
+    };
+    emit(out, &text)?;
+    if let Some(dir) = report_dir {
+        write_reports(report, dir)?;
+    }
+    Ok(report.exit_code())
 }
 
 /// Writes `report.json` and `junit.xml` into `dir` (created if missing).
@@ -560,19 +572,7 @@ fn run_on_cluster(
         results,
         bad_input,
     };
-    for e in &report.bad_input {
-        let _ = writeln!(err, "{e}");
-    }
-    let text = match format {
-        Format::Human => report::human::render(&report),
-        Format::Json => report::json::render(&report),
-        Format::Junit => report::junit::render(&report),
-    };
-    emit(out, &text)?;
-    if let Some(dir) = &report_dir {
-        write_reports(&report, dir)?;
-    }
-    let code = report.exit_code();
+    let code = deliver(&report, format, report_dir.as_deref(), out, err)?;
     if code == exit::NOTHING_RAN {
         let _ = writeln!(
             err,

@@ -471,25 +471,6 @@ pub fn described_object(resource: &str, namespace: Option<&str>, name: &str) -> 
     }
 }
 
-/// Splits a selector string at top-level commas (not inside `(...)`).
-fn split_top_level(s: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0usize, 0usize);
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                parts.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&s[start..]);
-    parts
-}
-
 fn set_values(rest: &str) -> Vec<String> {
     let inner = rest
         .trim()
@@ -529,7 +510,7 @@ pub fn metric_selector(raw: Option<&str>) -> Result<Option<LabelSelector>, Reply
             values,
         })
     };
-    for part in split_top_level(raw) {
+    for part in selector::split_top_level(raw) {
         let part = part.trim();
         if let Some(key) = part.strip_prefix('!') {
             requirement(key, "DoesNotExist", vec![]);

@@ -64,7 +64,8 @@ fn valid_value(v: &str) -> Result<(), String> {
     }
 }
 
-fn split_top_level(s: &str) -> Vec<&str> {
+/// Splits a selector string at its top-level commas (not inside `(...)`).
+pub fn split_top_level(s: &str) -> Vec<&str> {
     let mut parts = Vec::new();
     let mut depth = 0usize;
     let mut start = 0;

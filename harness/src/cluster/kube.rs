@@ -198,36 +198,24 @@ pub async fn create_workload(
     Ok(())
 }
 
-/// The scale target's `spec.replicas` (through its scale subresource).
-pub async fn get_replicas(
+/// The scale target's scale subresource: (`spec.replicas`, `status.replicas` — what its
+/// controller has counted).
+pub async fn get_scale(
     client: &Client,
     ns: &str,
     kind: WorkloadKind,
     name: &str,
-) -> KubeResult<i32> {
+) -> KubeResult<(i32, i32)> {
     let api: Api<DynamicObject> =
         Api::namespaced_with(client.clone(), ns, &workload_resource(kind));
     let scale = api
         .get_scale(name)
         .await
         .map_err(err("reading the scale"))?;
-    Ok(scale.spec.and_then(|s| s.replicas).unwrap_or(0))
-}
-
-/// The scale target's `status.replicas` (what its controller has counted).
-pub async fn get_status_replicas(
-    client: &Client,
-    ns: &str,
-    kind: WorkloadKind,
-    name: &str,
-) -> KubeResult<i32> {
-    let api: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), ns, &workload_resource(kind));
-    let scale = api
-        .get_scale(name)
-        .await
-        .map_err(err("reading the scale"))?;
-    Ok(scale.status.map_or(0, |s| s.replicas))
+    Ok((
+        scale.spec.and_then(|s| s.replicas).unwrap_or(0),
+        scale.status.map_or(0, |s| s.replicas),
+    ))
 }
 
 /// Sets the scale target's `spec.replicas` (a manual scale, as `kubectl scale` does).

@@ -384,7 +384,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
     // (the scale's status.replicas, which the HPA divides by for AverageValue metrics).
     let mut counted = -1;
     for _ in 0..120 {
-        counted = k::get_status_replicas(c, ns, plan.kind, &target).await?;
+        counted = k::get_scale(c, ns, plan.kind, &target).await?.1;
         if counted == want as i32 {
             break;
         }
@@ -465,7 +465,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
             }
             let ti = (now.floor() as i64).max(world_t);
             // The controller's (or a manual) scale write moves the world.
-            let replicas = k::get_replicas(c, ns, plan.kind, &target).await?;
+            let replicas = k::get_scale(c, ns, plan.kind, &target).await?.0;
             if replicas != world.replicas() {
                 world
                     .set_replicas(replicas, ti)
