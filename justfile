@@ -93,10 +93,7 @@ kind-test SCALE="5" *ARGS:
 # What CI runs on kind: a time-scaled cluster with kube-controller-manager's HPA controller, the
 # metrics stub, the smoke corpus; the cluster is removed afterwards whatever the result.
 kind-ci:
-    just kind-up cluster-x5.yaml
-    just kind-stub
-    just kind-smoke 5 || { rc=$?; just kind-down; exit $rc; }
-    just kind-down
+    rc=0; (just kind-up cluster-x5.yaml && just kind-stub && just kind-smoke 5) || rc=$?; just kind-down; exit $rc
 
 # --- metrics stub (metrics-stub/README.md) ---
 

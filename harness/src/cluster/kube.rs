@@ -69,6 +69,15 @@ pub async fn ensure_sim_node(client: &Client) -> KubeResult<()> {
     heartbeat(client).await
 }
 
+/// Removes the simulated node at the end of a run (left behind it would turn NotReady: nothing
+/// renews its Lease any more). Pods still bound to it go with their namespaces.
+pub async fn delete_sim_node(client: &Client) {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let _ = nodes.delete(SIM_NODE, &DeleteParams::default()).await;
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
+    let _ = leases.delete(SIM_NODE, &DeleteParams::default()).await;
+}
+
 /// Renews the simulated node's Lease and Ready condition (what a kubelet would do every 10 s).
 pub async fn heartbeat(client: &Client) -> KubeResult<()> {
     let nodes: Api<Node> = Api::all(client.clone());

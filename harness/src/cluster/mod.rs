@@ -307,6 +307,7 @@ async fn run_all_async(
         }
     };
     heartbeat.abort();
+    kube::delete_sim_node(&client).await;
     outcome?;
     let _ = writeln!(
         std::io::stderr(),
