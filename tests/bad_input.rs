@@ -2,27 +2,11 @@
 //! that make no sense, and misspelt fields anywhere (also inside `hpaPatch`) are errors with the
 //! file, line and column, naming the field and its range. Each case edits a copy of a corpus case.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use hpa_harness::cli;
 use rstest::rstest;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let mut argv = vec!["hpa-conformance".to_string()];
-    argv.extend(args.iter().map(|a| a.to_string()));
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = cli::main(&argv, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).expect("utf-8 stdout"),
-        String::from_utf8(err).expect("utf-8 stderr"),
-    )
-}
+use hpa_conformance_tests::{root, run};
 
 #[rstest]
 #[case::replicas_beyond_the_world(

@@ -6,21 +6,7 @@ use std::path::PathBuf;
 use hpa_harness::cli;
 use rstest::rstest;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let mut argv = vec!["hpa-conformance".to_string()];
-    argv.extend(args.iter().map(|a| a.to_string()));
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = cli::main(&argv, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).expect("utf-8 stdout"),
-        String::from_utf8(err).expect("utf-8 stderr"),
-    )
-}
+use hpa_conformance_tests::{root, run};
 
 fn path(rel: &str) -> String {
     root().join(rel).display().to_string()
