@@ -496,7 +496,7 @@ fn run_on_cluster(
     let settings = crate::cluster::plan::ClusterSettings::defaults_scaled(args.time_scale);
     let margin = args
         .margin_seconds
-        .unwrap_or_else(|| (settings.sync_period.as_secs_f64() / 3.0).max(2.0));
+        .unwrap_or_else(|| settings.default_margin().as_secs_f64());
     if !(margin.is_finite() && margin >= 0.0) {
         return Err(usage("--margin-seconds must be a non-negative number"));
     }

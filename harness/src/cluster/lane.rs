@@ -74,11 +74,6 @@ impl Clock {
     fn world_kube(&self, t: &KubeTime) -> KubeTime {
         kube_time(self.world(core_time(t)))
     }
-
-    /// A duration of case time in cluster time.
-    pub fn cluster_duration(&self, case: Duration) -> Duration {
-        case / self.scale as u32
-    }
 }
 
 /// What the controller had written at one instant.

@@ -47,6 +47,11 @@ impl ClusterSettings {
         }
     }
 
+    /// The default timing margin: a third of the cluster's sync period, at least 2 cluster seconds.
+    pub fn default_margin(&self) -> Duration {
+        (self.sync_period / 3).max(Duration::from_secs(2))
+    }
+
     /// The sync period in case seconds.
     pub fn case_sync_period(&self) -> f64 {
         self.sync_period.as_secs_f64() * f64::from(self.time_scale)
