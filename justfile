@@ -90,16 +90,53 @@ kind-test SCALE="5" *ARGS:
     cargo run -q --release -p hpa-harness -- run --target cluster --kubeconfig .cache/kind/kubeconfig \
         --time-scale {{SCALE}} --report target/kind-test {{ARGS}} cases
 
-# What CI runs on kind: a time-scaled cluster with kube-controller-manager's HPA controller, the
-# metrics stub, the smoke corpus; the cluster is removed afterwards whatever the result.
+# What CI runs on kind, each on a fresh time-scaled cluster removed afterwards whatever the result:
+# 1. kube-controller-manager's HPA controller: the metrics stub, the smoke corpus;
+# 2. the deployed reference (KCM's HPA controller off): the smoke corpus, least privilege from the
+#    audit log, leader failover mid-case.
+# Reports: target/kind-smoke-kcm/, target/kind-smoke-reference/, target/kind-rbac/, target/kind-failover/.
 kind-ci:
-    rc=0; (just kind-up cluster-x5.yaml && just kind-stub && just kind-smoke 5) || rc=$?; just kind-down; exit $rc
+    rc=0; (just kind-up cluster-x5.yaml && just kind-stub && just kind-smoke 5) || rc=$?; \
+        rm -rf target/kind-smoke-kcm; [ ! -d target/kind-smoke ] || mv target/kind-smoke target/kind-smoke-kcm; \
+        just kind-down; [ $rc = 0 ] || exit $rc
+    rc=0; (just kind-up cluster-x5-no-hpa.yaml && just kind-deploy 5 && just kind-smoke 5 && just kind-rbac && just kind-failover) || rc=$?; \
+        rm -rf target/kind-smoke-reference; [ ! -d target/kind-smoke ] || mv target/kind-smoke target/kind-smoke-reference; \
+        just kind-down; exit $rc
+
+# --- the reference controller in kind (kind-config/reference/) ---
+
+# Build the images: hpa-reference and the metrics stub, static musl binaries FROM scratch, non-root;
+# tagged :<binary hash>, :dev and :src-<inputs hash> (rebuilt only when the inputs change). Prints sizes.
+images:
+    kind-config/scripts/image.sh
+
+# Load both images into the kind cluster (KIND_CLUSTER_NAME, default hpa-conformance).
+kind-load: images
+    for r in hpa-conformance/hpa-reference hpa-conformance/metrics-stub; do \
+        h=$(docker image inspect -f '{{{{index .Config.Labels "hpa-conformance.binary"}}' $r:dev); \
+        PATH="${HPA_CONFORMANCE_CACHE:-$HOME/.cache/hpa-conformance}/bin:$PATH" \
+            kind load docker-image --name "${KIND_CLUSTER_NAME:-hpa-conformance}" $r:$h $r:dev; done
+
+# Deploy the metrics stub and the reference controller (2 replicas, leader election) onto the kind
+# cluster, whose KCM must run without its HPA controller (`just kind-up cluster-x5-no-hpa.yaml` for SCALE=5).
+kind-deploy SCALE="5":
+    kind-config/reference/deploy.sh {{SCALE}}
+
+# Least privilege of the deployed reference: exercise the scale kinds the corpus does not create, then
+# check the API server's audit log against kind-config/reference/rbac.yaml (every rule used, nothing denied).
+kind-rbac:
+    kind-config/reference/rbac-check.sh
+
+# Delete the deployed reference's leader in the middle of a case: the standby takes the Lease within the
+# lease duration and the case still passes with exactly two rescales (x5 cluster, after kind-deploy 5).
+kind-failover:
+    kind-config/reference/failover.sh
 
 # --- metrics stub (metrics-stub/README.md) ---
 
 # Build the metrics stub image hpa-conformance/metrics-stub:<binary hash> and :dev (static musl, FROM scratch).
 stub-image:
-    metrics-stub/image.sh
+    kind-config/scripts/image.sh metrics-stub
 
 # Build and load the stub into the kind cluster, apply kind-config/metrics-stub, wait for its APIServices.
 kind-stub:

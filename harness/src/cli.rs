@@ -67,6 +67,22 @@ pub enum Command {
         #[command(flatten)]
         cluster: ClusterArgs,
     },
+    /// Least privilege from the API server's audit log: every request of `--user` allowed and
+    /// covered by a rule of `--rbac`, every granted verb used (exit 1 otherwise, 2 on bad input).
+    RbacAudit {
+        /// The audit log (JSON lines, `audit.k8s.io/v1` events).
+        #[arg(long)]
+        audit_log: PathBuf,
+        /// The RBAC manifests (ClusterRoles and Roles; other objects are ignored).
+        #[arg(long, default_value = "kind-config/reference/rbac.yaml")]
+        rbac: PathBuf,
+        /// The user whose requests are checked.
+        #[arg(
+            long,
+            default_value = "system:serviceaccount:hpa-reference:hpa-reference"
+        )]
+        user: String,
+    },
     /// Print a case's tick-by-tick trace as a table that says why each decision was made.
     Explain {
         /// The case file.
@@ -355,6 +371,24 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             } else {
                 Ok(exit::PASSED)
             }
+        }
+        Command::RbacAudit {
+            audit_log,
+            rbac,
+            user,
+        } => {
+            use crate::cluster::rbac;
+            let read = |p: &PathBuf| {
+                std::fs::read_to_string(p).map_err(|e| usage(format!("{}: {e}", p.display())))
+            };
+            let grants = rbac::grants(&read(&rbac)?).map_err(usage)?;
+            let verdict = rbac::audit(&grants, &rbac::requests(&read(&audit_log)?, &user));
+            emit(out, &verdict.report())?;
+            Ok(if verdict.passed() {
+                exit::PASSED
+            } else {
+                exit::FAILED
+            })
         }
         Command::Schema { protocol } => {
             let text = if protocol {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `just kind-stub`: builds the metrics stub image (metrics-stub/image.sh), loads it into the kind
+# `just kind-stub`: builds the metrics stub image (kind-config/scripts/image.sh), loads it into the kind
 # cluster hpa-conformance, applies this kustomization, restarts the stub when the image changed,
 # and waits until the four APIServices are Available.
 # Tools: kind and kubectl from ${HPA_CONFORMANCE_CACHE:-~/.cache/hpa-conformance}/bin (built by
@@ -14,7 +14,7 @@ log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 [ -s "$KUBECONFIG" ] || { log "no kubeconfig at $KUBECONFIG: run \`just kind-up\` first"; exit 1; }
 
-built=$("$root/metrics-stub/image.sh" | tail -1)
+built=$("$root/kind-config/scripts/image.sh" metrics-stub | tail -1)
 log "image: $built"
 hash=${built%% *}
 hash=${hash##*:}

@@ -48,7 +48,11 @@ case "$cmd" in
       fi
       rm -f "$STATE"
       t=$(date +%s)
-      kind create cluster --name "$NAME" --image "$image" --config "$config" --kubeconfig "$KUBECONFIG_OUT" --wait 2m
+      # Host paths in a config are written relative to kind-config/ as @KIND_CONFIG_DIR@.
+      rendered=$(mktemp --suffix=.yaml)
+      sed "s#@KIND_CONFIG_DIR@#$KIND_CONFIG_DIR#g" "$config" >"$rendered"
+      kind create cluster --name "$NAME" --image "$image" --config "$rendered" --kubeconfig "$KUBECONFIG_OUT" --wait 2m
+      rm -f "$rendered"
       echo "$want" >"$STATE"
       log "kind create: $(since "$t") s"
     fi

@@ -359,3 +359,36 @@ pub async fn controller_manager_args(client: &Client) -> Option<Vec<String>> {
             .collect(),
     )
 }
+
+/// The label value (`app.kubernetes.io/component`) that marks a Deployment running an HPA
+/// controller in place of kube-controller-manager's (the reference's manifests set it).
+pub const HPA_CONTROLLER_COMPONENT: &str = "horizontal-pod-autoscaler";
+
+/// The Deployments that run another HPA controller (labelled `app.kubernetes.io/component=
+/// horizontal-pod-autoscaler`, any namespace): `namespace/name` and the first container's command
+/// line. Empty when there are none or they cannot be listed.
+pub async fn replacement_controllers(client: &Client) -> Vec<(String, Vec<String>)> {
+    let api: Api<k8s_openapi::api::apps::v1::Deployment> = Api::all(client.clone());
+    let selector = format!("app.kubernetes.io/component={HPA_CONTROLLER_COMPONENT}");
+    let Ok(list) = api.list(&ListParams::default().labels(&selector)).await else {
+        return Vec::new();
+    };
+    list.items
+        .into_iter()
+        .filter_map(|d| {
+            let name = format!(
+                "{}/{}",
+                d.metadata.namespace.unwrap_or_default(),
+                d.metadata.name.unwrap_or_default()
+            );
+            let c = d.spec?.template.spec?.containers.into_iter().next()?;
+            let args = c
+                .command
+                .unwrap_or_default()
+                .into_iter()
+                .chain(c.args.unwrap_or_default())
+                .collect();
+            Some((name, args))
+        })
+        .collect()
+}

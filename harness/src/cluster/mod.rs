@@ -6,6 +6,7 @@
 //! - [`plan`]: what a cluster can pose of a case (else a skip with the reason), and time scaling;
 //! - [`lane`]: one case in its own namespace, its pods on a simulated node, metrics through the
 //!   in-cluster stub (`metrics-stub/`);
+//! - [`rbac`]: least privilege of a deployed controller, from the API server's audit log;
 //! - [`check`]: the case's expectations over the samples, with a timing tolerance of one sync
 //!   period plus a stated margin.
 
@@ -13,6 +14,7 @@ pub mod check;
 pub mod kube;
 pub mod lane;
 pub mod plan;
+pub mod rbac;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -154,6 +156,47 @@ pub fn plan_all(
         .collect()
 }
 
+/// Which HPA controller the run tests, for the target's description, after checking its flags
+/// against the settings the run assumes: kube-controller-manager's, or — when its HPA controller is
+/// off — the Deployment labelled as the cluster's HPA controller (the deployed reference).
+async fn controller_under_test(
+    client: &::kube::Client,
+    settings: &ClusterSettings,
+) -> Result<String, ClusterError> {
+    let kcm = match kube::controller_manager_args(client).await {
+        Some(args) => {
+            plan::check_controller_manager(&args, settings).map_err(ClusterError::Connect)?
+        }
+        None => {
+            return Ok(
+                " — kube-controller-manager's flags not visible: settings not checked".into(),
+            );
+        }
+    };
+    if kcm {
+        return Ok(" — controller: kube-controller-manager".into());
+    }
+    let others = kube::replacement_controllers(client).await;
+    match others.as_slice() {
+        [] => Ok(
+            " — kube-controller-manager's HPA controller is off and no Deployment is labelled \
+                 as the HPA controller: settings not checked"
+                .into(),
+        ),
+        [(name, args)] => {
+            plan::check_controller(name, args, settings).map_err(ClusterError::Connect)?;
+            Ok(format!(" — controller: Deployment {name}"))
+        }
+        many => Err(ClusterError::Connect(format!(
+            "more than one HPA controller is deployed ({}): they would fight over every HPA",
+            many.iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
 /// Runs the cases on the cluster; the results in the cases' order, and the target's description.
 pub fn run_all(
     cases: &[Case],
@@ -190,17 +233,7 @@ async fn run_all_async(
     }
     let (client, context) = connect(opts).await?;
     let mut description = opts.describe(&context);
-    match kube::controller_manager_args(&client).await {
-        Some(args) => {
-            if !plan::check_controller_manager(&args, &opts.settings)
-                .map_err(ClusterError::Connect)?
-            {
-                description.push_str(" — kube-controller-manager's HPA controller is off: another controller is under test");
-            }
-        }
-        None => description
-            .push_str(" — kube-controller-manager's flags not visible: settings not checked"),
-    }
+    description.push_str(&controller_under_test(&client, &opts.settings).await?);
     if runnable.is_empty() {
         return Ok((description, results.into_values().collect()));
     }

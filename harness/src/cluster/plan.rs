@@ -62,6 +62,16 @@ impl ClusterSettings {
 /// when its HPA controller is disabled (another controller, e.g. the deployed reference, is the one
 /// under test and its settings are not on this command line).
 pub fn check_controller_manager(args: &[String], want: &ClusterSettings) -> Result<bool, String> {
+    check_controller("kube-controller-manager", args, want)
+}
+
+/// The same check for the command line of another HPA controller that takes kube-controller-manager's
+/// HPA flags (`who` names it in the errors): `Ok(false)` when it runs without its HPA controller.
+pub fn check_controller(
+    who: &str,
+    args: &[String],
+    want: &ClusterSettings,
+) -> Result<bool, String> {
     let flag = |name: &str| -> Option<&str> {
         args.iter()
             .find_map(|a| a.strip_prefix(&format!("--{name}=")))
@@ -98,13 +108,12 @@ pub fn check_controller_manager(args: &[String], want: &ClusterSettings) -> Resu
     for (name, wanted, default) in checks {
         let have = match flag(name) {
             None => default,
-            Some(v) => hpa_reference::metrics_api::parse_go_duration(v).ok_or_else(|| {
-                format!("kube-controller-manager's --{name}={v} is not a duration")
-            })?,
+            Some(v) => hpa_reference::metrics_api::parse_go_duration(v)
+                .ok_or_else(|| format!("{who}'s --{name}={v} is not a duration"))?,
         };
         if have != wanted {
             return Err(format!(
-                "kube-controller-manager runs --{name}={:?} but this run assumes {:?} (time scale {}): pass the --time-scale of the kind config the cluster was made with",
+                "{who} runs --{name}={:?} but this run assumes {:?} (time scale {}): pass the --time-scale of the kind config the cluster was made with",
                 have, wanted, want.time_scale
             ));
         }
@@ -112,10 +121,10 @@ pub fn check_controller_manager(args: &[String], want: &ClusterSettings) -> Resu
     if let Some(t) = flag("horizontal-pod-autoscaler-tolerance") {
         let have: f64 = t
             .parse()
-            .map_err(|_| format!("kube-controller-manager's tolerance {t} is not a number"))?;
+            .map_err(|_| format!("{who}'s tolerance {t} is not a number"))?;
         if (have - want.tolerance).abs() > 1e-12 {
             return Err(format!(
-                "kube-controller-manager runs --horizontal-pod-autoscaler-tolerance={have} but this run assumes {}",
+                "{who} runs --horizontal-pod-autoscaler-tolerance={have} but this run assumes {}",
                 want.tolerance
             ));
         }

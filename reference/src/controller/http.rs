@@ -13,7 +13,8 @@ use super::telemetry::ControllerMetrics;
 
 /// What the endpoints report.
 pub struct Health {
-    /// Set once the controller runs (as leader, or without leader election).
+    /// Set once the controller runs (as leader, or without leader election) or stands by as a
+    /// candidate that reaches the API server.
     pub ready: AtomicBool,
     /// The metrics to expose.
     pub metrics: Arc<ControllerMetrics>,
@@ -29,7 +30,7 @@ pub fn router(health: Arc<Health>) -> Router {
                 if h.ready.load(Ordering::Relaxed) {
                     (StatusCode::OK, "ok")
                 } else {
-                    (StatusCode::SERVICE_UNAVAILABLE, "not leading yet")
+                    (StatusCode::SERVICE_UNAVAILABLE, "not started")
                 }
             }),
         )

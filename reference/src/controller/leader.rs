@@ -115,4 +115,32 @@ impl Elector {
             Err(e) => Err(message(&e)),
         }
     }
+
+    /// Gives the Lease up if this candidate holds it (client-go's release: no holder, a one-second
+    /// duration), so another candidate takes it at its next try.
+    pub async fn release(&self) -> Result<(), String> {
+        let Some(mut lease) = self
+            .api
+            .get_opt(&self.name)
+            .await
+            .map_err(|e| message(&e))?
+        else {
+            return Ok(());
+        };
+        let mut spec = lease.spec.clone().unwrap_or_default();
+        if spec.holder_identity.as_deref() != Some(self.identity.as_str()) {
+            return Ok(());
+        }
+        let now = micro(self.clock.now());
+        spec.holder_identity = None;
+        spec.lease_duration_seconds = Some(1);
+        spec.renew_time = Some(now.clone());
+        spec.acquire_time = Some(now);
+        lease.spec = Some(spec);
+        self.api
+            .replace(&self.name, &PostParams::default(), &lease)
+            .await
+            .map(|_| ())
+            .map_err(|e| message(&e))
+    }
 }

@@ -62,8 +62,8 @@ pub struct Context {
     /// The pod selector of every HPA reconciled so far, by key (upstream's selector store): more
     /// than one HPA selecting the same pods makes the selector ambiguous.
     pub selectors: Mutex<HashMap<String, crate::selector::Selector>>,
-    /// When each HPA was last reconciled, and at which generation (wall clock: scheduling only).
-    last_sync: Mutex<HashMap<String, (std::time::Instant, Option<i64>)>>,
+    /// When each HPA is due for its next reconcile (wall clock: scheduling only).
+    due: Mutex<HashMap<String, std::time::Instant>>,
 }
 
 impl Context {
@@ -78,8 +78,45 @@ impl Context {
             metrics: Arc::new(ControllerMetrics::default()),
             component: "horizontal-pod-autoscaler".into(),
             selectors: Mutex::new(HashMap::new()),
-            last_sync: Mutex::new(HashMap::new()),
+            due: Mutex::new(HashMap::new()),
         }
+    }
+}
+
+impl Context {
+    /// Upstream's queue schedule for `key` at `now`: `Some(wait)` while the HPA is not due (a new
+    /// key becomes due one sync period after it is first seen); `None` when it is due, and then the
+    /// next reconcile is booked one sync period from `now`.
+    pub fn not_yet(&self, key: &str, now: std::time::Instant) -> Option<Duration> {
+        let period = self.settings.sync_period;
+        let mut due = self.due.lock().ok()?;
+        match due.get(key) {
+            None => {
+                due.insert(key.to_string(), now + period);
+                Some(period)
+            }
+            Some(at) if *at > now => Some(*at - now),
+            Some(_) => {
+                due.insert(key.to_string(), now + period);
+                None
+            }
+        }
+    }
+
+    /// Forgets a deleted HPA, as upstream's delete handler does: its schedule, its memory
+    /// (recommendations, scale events), its selector and its metrics series. An HPA created again
+    /// under the same name starts fresh.
+    pub fn forget(&self, key: &str) {
+        if let Ok(mut due) = self.due.lock() {
+            due.remove(key);
+        }
+        if let Ok(mut memory) = self.memory.lock() {
+            memory.remove(key);
+        }
+        if let Ok(mut selectors) = self.selectors.lock() {
+            selectors.remove(key);
+        }
+        self.metrics.forget(key);
     }
 }
 
@@ -220,23 +257,20 @@ fn selecting_hpas(
 
 /// The controller's reconcile (controller-rs style): reconcile, then come back after the sync
 /// period, like upstream's rate-limited queue.
+///
+/// kube-controller-manager (v1.36) adds an HPA to its work queue with the sync period as delay on
+/// every informer event — creation and every update alike — and drops the event when the key is
+/// already waiting: a new HPA is first reconciled one sync period after it appears, and an edit
+/// (of the spec or anything else) is picked up at the next periodic reconcile, never at once. The
+/// watch here wakes `reconcile` on every event; this gate keeps the same schedule.
 pub async fn reconcile(
     hpa: Arc<HorizontalPodAutoscaler>,
     ctx: Arc<Context>,
 ) -> Result<Action, Error> {
     let started = std::time::Instant::now();
     let (key, _, _) = key_of(&hpa);
-    // Like upstream's queue: a watch event other than a spec change (our own status write, a
-    // label edit) does not reconcile before the sync period is up.
-    let generation = hpa.metadata.generation;
-    if let Ok(mut last) = ctx.last_sync.lock() {
-        if let Some((at, seen)) = last.get(&key)
-            && *seen == generation
-            && at.elapsed() < ctx.settings.sync_period
-        {
-            return Ok(Action::requeue(ctx.settings.sync_period - at.elapsed()));
-        }
-        last.insert(key.clone(), (started, generation));
+    if let Some(wait) = ctx.not_yet(&key, started) {
+        return Ok(Action::requeue(wait));
     }
     let result = reconcile_once(&hpa, &ctx).await;
     ctx.metrics.observe(
@@ -266,4 +300,40 @@ pub fn error_policy(hpa: Arc<HorizontalPodAutoscaler>, err: &Error, ctx: Arc<Con
 /// How long to wait between reconciles of one HPA.
 pub fn sync_period(ctx: &Context) -> Duration {
     ctx.settings.sync_period
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn context() -> Context {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().expect("url"));
+        let client = Client::try_from(config).expect("client");
+        Context::new(client, Arc::new(SystemClock), Settings::default())
+    }
+
+    #[tokio::test]
+    async fn reconciles_follow_upstreams_queue_one_sync_period_after_the_hpa_appears() {
+        let ctx = context();
+        let t0 = Instant::now();
+        let period = Duration::from_secs(15);
+        // First sight (the HPA was created): not now, one sync period later.
+        assert_eq!(ctx.not_yet("ns/web", t0), Some(period));
+        // Any event before then (a status write, a spec edit) does not bring it forward.
+        assert_eq!(
+            ctx.not_yet("ns/web", t0 + Duration::from_secs(5)),
+            Some(Duration::from_secs(10))
+        );
+        // Due: reconcile, and the next one is booked a sync period later.
+        assert_eq!(ctx.not_yet("ns/web", t0 + period), None);
+        assert_eq!(
+            ctx.not_yet("ns/web", t0 + period + Duration::from_secs(1)),
+            Some(Duration::from_secs(14))
+        );
+        // Other HPAs have their own schedule; a forgotten one starts over.
+        assert_eq!(ctx.not_yet("ns/other", t0 + period), Some(period));
+        ctx.forget("ns/web");
+        assert_eq!(ctx.not_yet("ns/web", t0 + 2 * period), Some(period));
+    }
 }

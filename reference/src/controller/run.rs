@@ -9,7 +9,7 @@ use futures::StreamExt;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::Api;
 use kube::runtime::controller::{Config as ControllerConfig, Controller};
-use kube::runtime::watcher;
+use kube::runtime::watcher::{self, watcher};
 
 use super::flags::Flags;
 use super::http::{Health, serve};
@@ -75,13 +75,14 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
         shutdown_signal(stop_rx.clone()),
     ));
 
+    let mut elector = None;
     if flags.leader_elect {
         let identity = format!(
             "{}_{}",
             std::env::var("HOSTNAME").unwrap_or_else(|_| "hpa-reference".into()),
             std::process::id()
         );
-        let elector = Arc::new(Elector::new(
+        let candidate = Arc::new(Elector::new(
             client.clone(),
             &flags.lease_namespace,
             &flags.lease_name,
@@ -94,15 +95,16 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
             if *stop_rx.borrow() {
                 return Ok(());
             }
-            match elector.try_acquire_or_renew().await {
+            match candidate.try_acquire_or_renew().await {
                 Ok(true) => break,
-                Ok(false) => {}
+                // A standby that reaches the API server is ready: it can take over at any time.
+                Ok(false) => health.ready.store(true, Ordering::Relaxed),
                 Err(e) => tracing::warn!(error = %e, "leader election"),
             }
             tokio::time::sleep(flags.retry_period).await;
         }
         tracing::info!(%identity, "became leader");
-        let renew = elector.clone();
+        let renew = candidate.clone();
         let (retry, deadline) = (flags.retry_period, flags.renew_deadline);
         tokio::spawn(async move {
             let mut last_renewal = std::time::Instant::now();
@@ -124,6 +126,7 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
                 }
             }
         });
+        elector = Some(candidate);
     }
     health.ready.store(true, Ordering::Relaxed);
 
@@ -131,8 +134,22 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
         Some(ns) => Api::namespaced(client, ns),
         None => Api::all(client),
     };
-    // Every change of an HPA wakes the controller; `reconcile` itself lets only spec changes
-    // (a new metadata.generation) through before the sync period is up.
+    // Every change of an HPA wakes the controller; `reconcile` itself keeps upstream's schedule
+    // (first reconcile one sync period after the HPA appears, then every sync period).
+    // Deleted HPAs are forgotten (the controller's watch does not report deletions).
+    let deletions = {
+        let (api, ctx) = (api.clone(), ctx.clone());
+        tokio::spawn(async move {
+            let mut events = std::pin::pin!(watcher(api, watcher::Config::default()));
+            while let Some(event) = events.next().await {
+                if let Ok(watcher::Event::Delete(hpa)) = event {
+                    let (key, _, _) = super::key_of(&hpa);
+                    tracing::debug!(hpa = %key, "deleted: forgotten");
+                    ctx.forget(&key);
+                }
+            }
+        })
+    };
     Controller::new(api, watcher::Config::default())
         .with_config(ControllerConfig::default().concurrency(flags.concurrent_syncs))
         .graceful_shutdown_on(shutdown_signal(stop_rx))
@@ -143,6 +160,15 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
             }
         })
         .await;
+    // Like client-go's ReleaseOnCancel: a leader that stops hands the Lease back at once, so a
+    // standby takes over within its retry period instead of waiting out the lease duration.
+    if let Some(elector) = elector {
+        match elector.release().await {
+            Ok(()) => tracing::info!("released the lease"),
+            Err(e) => tracing::warn!(error = %e, "could not release the lease"),
+        }
+    }
+    deletions.abort();
     let _ = server.await;
     Ok(())
 }

@@ -1,0 +1,380 @@
+//! Least privilege, proven from the API server's audit log: every request a controller's service
+//! account made was allowed and is covered by a rule of its RBAC manifests, and every permission
+//! those rules grant (API group × resource × verb) was used at least once. `hpa-conformance
+//! rbac-audit` runs it after the smoke corpus (`just kind-rbac`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use k8s_openapi::api::rbac::v1::PolicyRule;
+use serde::Deserialize;
+
+/// One permission a rule grants: group, resource (`name` or `name/subresource`, `*` for every
+/// resource), verb, and the namespace of the Role it comes from (`None`: a ClusterRole).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Grant {
+    /// The API group (`""` for the core group).
+    pub group: String,
+    /// The resource, with its subresource after a slash.
+    pub resource: String,
+    /// The verb.
+    pub verb: String,
+    /// The namespace of a Role's grant; `None` for a ClusterRole's.
+    pub namespace: Option<String>,
+    /// The object names it is limited to (empty: any).
+    pub names: Vec<String>,
+}
+
+impl fmt::Display for Grant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let group = if self.group.is_empty() {
+            "core"
+        } else {
+            &self.group
+        };
+        write!(f, "{} {group}/{}", self.verb, self.resource)?;
+        if !self.names.is_empty() {
+            write!(f, " [{}]", self.names.join(","))?;
+        }
+        if let Some(ns) = &self.namespace {
+            write!(f, " in {ns}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One resource request from the audit log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// The verb the API server authorized (`get`, `list`, `watch`, `update`, ...).
+    pub verb: String,
+    /// The API group.
+    pub group: String,
+    /// The resource, with its subresource after a slash.
+    pub resource: String,
+    /// The namespace, if any.
+    pub namespace: Option<String>,
+    /// The object name, if any.
+    pub name: Option<String>,
+    /// The HTTP status of the answer.
+    pub code: u16,
+    /// The request URI.
+    pub uri: String,
+}
+
+/// The verdict.
+#[derive(Debug, Default)]
+pub struct Audit {
+    /// Requests of the user found in the log (resource requests only).
+    pub requests: usize,
+    /// Requests the API server refused (403).
+    pub denied: Vec<Request>,
+    /// Allowed requests no rule of the manifests covers (allowed by something else).
+    pub uncovered: Vec<Request>,
+    /// Each grant with the number of requests it covered; zero means unused.
+    pub used: Vec<(Grant, usize)>,
+}
+
+impl Audit {
+    /// No request denied or uncovered, no grant unused, and something ran.
+    pub fn passed(&self) -> bool {
+        self.requests > 0
+            && self.denied.is_empty()
+            && self.uncovered.is_empty()
+            && self.used.iter().all(|(_, n)| *n > 0)
+    }
+
+    /// A human report: every grant with its use count, then what is wrong.
+    pub fn report(&self) -> String {
+        let mut out = format!("{} requests audited\n", self.requests);
+        for (g, n) in &self.used {
+            let mark = if *n > 0 { "used" } else { "UNUSED" };
+            out.push_str(&format!("  {mark:6} {n:6}  {g}\n"));
+        }
+        for r in &self.denied {
+            out.push_str(&format!("  DENIED {} {}\n", r.verb, r.uri));
+        }
+        for r in &self.uncovered {
+            out.push_str(&format!(
+                "  NOT IN THE MANIFESTS {} {} (code {})\n",
+                r.verb, r.uri, r.code
+            ));
+        }
+        out
+    }
+}
+
+#[derive(Deserialize)]
+struct Manifest {
+    kind: Option<String>,
+    metadata: Option<Meta>,
+    rules: Option<Vec<PolicyRule>>,
+}
+
+#[derive(Deserialize)]
+struct Meta {
+    namespace: Option<String>,
+}
+
+/// The grants of every ClusterRole and Role in a multi-document YAML manifest.
+pub fn grants(manifests: &str) -> Result<Vec<Grant>, String> {
+    let docs: Vec<Manifest> =
+        serde_saphyr::from_multiple(manifests).map_err(|e| format!("RBAC manifests: {e}"))?;
+    let mut out = Vec::new();
+    for doc in docs {
+        let namespace = match doc.kind.as_deref() {
+            Some("ClusterRole") => None,
+            Some("Role") => Some(
+                doc.metadata
+                    .and_then(|m| m.namespace)
+                    .ok_or("a Role without a namespace")?,
+            ),
+            _ => continue,
+        };
+        for rule in doc.rules.unwrap_or_default() {
+            if rule.non_resource_urls.is_some() {
+                continue;
+            }
+            for group in rule.api_groups.clone().unwrap_or_default() {
+                for resource in rule.resources.clone().unwrap_or_default() {
+                    for verb in &rule.verbs {
+                        out.push(Grant {
+                            group: group.clone(),
+                            resource: resource.clone(),
+                            verb: verb.clone(),
+                            namespace: namespace.clone(),
+                            names: rule.resource_names.clone().unwrap_or_default(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AuditEvent {
+    stage: Option<String>,
+    verb: Option<String>,
+    #[serde(rename = "requestURI")]
+    request_uri: Option<String>,
+    user: Option<AuditUser>,
+    object_ref: Option<ObjectRef>,
+    response_status: Option<ResponseStatus>,
+}
+
+#[derive(Deserialize)]
+struct AuditUser {
+    username: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ObjectRef {
+    resource: Option<String>,
+    subresource: Option<String>,
+    namespace: Option<String>,
+    name: Option<String>,
+    api_group: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ResponseStatus {
+    code: Option<u16>,
+}
+
+/// The resource requests `user` made, from an audit log (JSON lines, `audit.k8s.io/v1` events;
+/// one per request: the `ResponseComplete` stage, or `Panic`). Lines that are not events are
+/// skipped.
+pub fn requests(log: &str, user: &str) -> Vec<Request> {
+    log.lines()
+        .filter_map(|line| serde_json::from_str::<AuditEvent>(line).ok())
+        .filter(|e| matches!(e.stage.as_deref(), Some("ResponseComplete" | "Panic")))
+        .filter(|e| e.user.as_ref().and_then(|u| u.username.as_deref()) == Some(user))
+        .filter_map(|e| {
+            let o = e.object_ref?;
+            let resource = o.resource?;
+            Some(Request {
+                verb: e.verb.unwrap_or_default(),
+                group: o.api_group.unwrap_or_default(),
+                resource: match o.subresource {
+                    Some(sub) if !sub.is_empty() => format!("{resource}/{sub}"),
+                    _ => resource,
+                },
+                namespace: o.namespace,
+                name: o.name,
+                code: e.response_status.and_then(|s| s.code).unwrap_or(0),
+                uri: e.request_uri.unwrap_or_default(),
+            })
+        })
+        .collect()
+}
+
+/// Whether `grant` covers `request`, by RBAC's matching rules (`*` matches every group, resource
+/// and verb; `x/*` every subresource of x; names limit by object name).
+fn covers(grant: &Grant, request: &Request) -> bool {
+    let group = grant.group == "*" || grant.group == request.group;
+    let verb = grant.verb == "*" || grant.verb == request.verb;
+    let resource = grant.resource == "*"
+        || grant.resource == request.resource
+        || grant.resource.strip_suffix("/*").is_some_and(|base| {
+            request
+                .resource
+                .split_once('/')
+                .is_some_and(|(r, _)| r == base)
+        });
+    let namespace = match &grant.namespace {
+        None => true,
+        Some(ns) => request.namespace.as_deref() == Some(ns.as_str()),
+    };
+    let name = grant.names.is_empty()
+        || request
+            .name
+            .as_ref()
+            .is_some_and(|n| grant.names.contains(n));
+    group && verb && resource && namespace && name
+}
+
+/// Checks the requests against the grants.
+pub fn audit(grants: &[Grant], requests: &[Request]) -> Audit {
+    let mut used: BTreeMap<&Grant, usize> = grants.iter().map(|g| (g, 0)).collect();
+    let mut out = Audit {
+        requests: requests.len(),
+        ..Audit::default()
+    };
+    for r in requests {
+        if r.code == 403 {
+            out.denied.push(r.clone());
+            continue;
+        }
+        let mut covered = false;
+        for g in grants.iter().filter(|g| covers(g, r)) {
+            covered = true;
+            if let Some(n) = used.get_mut(g) {
+                *n += 1;
+            }
+        }
+        if !covered {
+            out.uncovered.push(r.clone());
+        }
+    }
+    out.used = used.into_iter().map(|(g, n)| (g.clone(), n)).collect();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RBAC: &str = r#"
+kind: ClusterRole
+metadata: {name: c}
+rules:
+  - apiGroups: [autoscaling]
+    resources: [horizontalpodautoscalers]
+    verbs: [list, watch]
+  - apiGroups: [custom.metrics.k8s.io]
+    resources: ["*"]
+    verbs: [get]
+---
+kind: Role
+metadata: {name: r, namespace: sys}
+rules:
+  - apiGroups: [coordination.k8s.io]
+    resources: [leases]
+    resourceNames: [lock]
+    verbs: [update]
+---
+kind: ServiceAccount
+metadata: {name: sa, namespace: sys}
+"#;
+
+    /// An audit line: `what` is `verb group resource subresource namespace name` (`-` for empty).
+    fn line(user: &str, what: &str, code: u16) -> String {
+        let f: Vec<&str> = what
+            .split(' ')
+            .map(|x| if x == "-" { "" } else { x })
+            .collect();
+        let [verb, group, res, sub, ns, name] = f[..] else {
+            panic!("{what}")
+        };
+        serde_json::json!({
+            "kind": "Event", "stage": "ResponseComplete", "verb": verb,
+            "requestURI": format!("/x/{res}/{name}"), "user": {"username": user},
+            "objectRef": {"resource": res, "subresource": sub, "namespace": ns, "name": name, "apiGroup": group},
+            "responseStatus": {"code": code}
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn every_grant_used_and_nothing_denied_passes_and_each_fault_is_named() {
+        let g = grants(RBAC).unwrap();
+        assert_eq!(g.len(), 4, "{g:?}");
+        let me = "system:serviceaccount:sys:sa";
+        let mut log = [
+            line(me, "list autoscaling horizontalpodautoscalers - - -", 200),
+            line(me, "watch autoscaling horizontalpodautoscalers - - -", 200),
+            line(me, "get custom.metrics.k8s.io pods rps ns1 *", 200),
+            line(me, "update coordination.k8s.io leases - sys lock", 200),
+            // Another user's requests do not count.
+            line("admin", "delete - pods - ns1 p", 200),
+            "not json".to_string(),
+        ]
+        .join("\n");
+        let a = audit(&g, &requests(&log, me));
+        assert!(a.passed(), "{}", a.report());
+        assert_eq!(a.requests, 4);
+
+        // A denied request fails, and so does one no rule covers (a lease under another name).
+        for extra in [
+            line(me, "get - pods - ns1 p", 403),
+            line(me, "update coordination.k8s.io leases - sys other", 200),
+        ] {
+            log.push('\n');
+            log.push_str(&extra);
+        }
+        let a = audit(&g, &requests(&log, me));
+        assert!(!a.passed());
+        assert_eq!(a.denied.len(), 1);
+        assert_eq!(a.uncovered.len(), 1);
+        assert!(
+            a.report().contains("DENIED get /x/pods/p"),
+            "{}",
+            a.report()
+        );
+
+        // A grant never used fails.
+        let one = line(me, "list autoscaling horizontalpodautoscalers - - -", 200);
+        let a = audit(&g, &requests(&one, me));
+        assert!(!a.passed());
+        assert_eq!(a.used.iter().filter(|(_, n)| *n == 0).count(), 3);
+        assert!(a.report().contains("UNUSED"), "{}", a.report());
+
+        // Nothing audited is not a pass.
+        assert!(!audit(&g, &[]).passed());
+    }
+
+    #[test]
+    fn the_shipped_manifests_parse_without_wildcard_verbs() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../kind-config/reference/rbac.yaml"
+        ))
+        .unwrap();
+        let g = grants(&text).unwrap();
+        assert!(g.len() > 10, "{g:?}");
+        assert!(g.iter().all(|g| g.verb != "*" && g.group != "*"), "{g:?}");
+        // The only resource wildcards are the metric-named APIs.
+        for g in g.iter().filter(|g| g.resource.contains('*')) {
+            assert!(
+                g.group == "custom.metrics.k8s.io" || g.group == "external.metrics.k8s.io",
+                "{g}"
+            );
+        }
+    }
+}

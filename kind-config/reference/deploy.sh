@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `just kind-deploy [SCALE]`: the reference HPA controller (and the metrics stub) on the kind
+# cluster hpa-conformance, whose kube-controller-manager must run WITHOUT its HPA controller
+# (kind-config/cluster-no-hpa.yaml, or cluster-x5-no-hpa.yaml for SCALE=5). Builds the images when
+# their inputs changed (scripts/image.sh), loads them into the node, deploys the stub
+# (metrics-stub/deploy.sh), applies this kustomization (x5/ for SCALE=5), rolls the controller when
+# its binary changed, and waits until both replicas are Ready and one holds the Lease.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+export PATH="${HPA_CONFORMANCE_CACHE:-$HOME/.cache/hpa-conformance}/bin:$PATH"
+export KUBECONFIG=${KUBECONFIG:-$root/.cache/kind/kubeconfig}
+cluster=${KIND_CLUSTER_NAME:-hpa-conformance}
+scale=${1:-5}
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+[ -s "$KUBECONFIG" ] || { log "no kubeconfig at $KUBECONFIG: run \`just kind-up cluster-x5-no-hpa.yaml\` first"; exit 1; }
+case $scale in
+  1) kustomization=$here ;;
+  5) kustomization=$here/x5 ;;
+  *) log "SCALE must be 1 or 5 (the kind configs there are)"; exit 2 ;;
+esac
+
+# Two HPA controllers would fight over every HPA: refuse a cluster whose KCM runs its own.
+kcm=$(kubectl -n kube-system get pods -l component=kube-controller-manager -o jsonpath='{.items[0].spec.containers[0].command}')
+if ! grep -q -- '-horizontal-pod-autoscaler-controller' <<<"$kcm"; then
+  log "kube-controller-manager runs its HPA controller on this cluster: use \`just kind-up cluster-x5-no-hpa.yaml\` (or cluster-no-hpa.yaml)"
+  exit 1
+fi
+case $scale in
+  5) grep -q -- 'horizontal-pod-autoscaler-sync-period=3s' <<<"$kcm" || { log "the cluster is not the x5 config (cluster-x5-no-hpa.yaml)"; exit 1; } ;;
+esac
+
+"$here/../metrics-stub/deploy.sh"
+
+built=$("$root/kind-config/scripts/image.sh" reference | tail -1)
+log "image: $built"
+hash=${built%% *}
+hash=${hash##*:}
+kind load docker-image --name "$cluster" "hpa-conformance/hpa-reference:$hash" "hpa-conformance/hpa-reference:dev"
+
+kubectl apply -k "$kustomization"
+# The Deployment runs :dev; the annotation rolls it when (and only when) the binary changed.
+kubectl -n hpa-reference patch deployment hpa-reference --type merge \
+  -p "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"hpa-conformance/binary\":\"$hash\"}}}}}" >/dev/null
+kubectl -n hpa-reference rollout status deployment/hpa-reference --timeout=180s
+for _ in $(seq 60); do
+  holder=$(kubectl -n hpa-reference get lease hpa-reference -o jsonpath='{.spec.holderIdentity}' 2>/dev/null || true)
+  [ -n "$holder" ] && break
+  sleep 1
+done
+[ -n "$holder" ] || { log "no replica took the Lease hpa-reference within 60 s"; kubectl -n hpa-reference logs -l app.kubernetes.io/name=hpa-reference --tail=20 >&2; exit 1; }
+log "hpa-reference deployed (x$scale): $(kubectl -n hpa-reference get pods -l app.kubernetes.io/name=hpa-reference --no-headers | awk '{print $1, $2, $3}' | paste -sd' ' -); leader $holder"

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Builds the project's container images: each a static (musl) binary alone in a FROM-scratch image
+# run as a non-root numeric user. `image.sh [NAME...]` with NAME in:
+#   metrics-stub  hpa-conformance/metrics-stub   (crate hpa-metrics-stub, metrics-stub/Dockerfile)
+#   reference     hpa-conformance/hpa-reference  (crate hpa-reference, feature controller, reference/Dockerfile)
+# (default: both). Each image is tagged :<12 hex of the binary's sha256>, :dev (what the manifests
+# run, with imagePullPolicy Never) and :src-<12 hex of its inputs>: when an image with the inputs'
+# tag exists nothing is built, so a warm run costs a hash. The binaries that do need building are
+# built by one cargo invocation (shared dependencies compile once). Installs the musl target
+# (rustup) and musl-tools (apt: ring's C code needs a musl C compiler) when missing.
+# Prints one line per image: `<repo>:<binary hash> (also :dev): <bytes> bytes (<KiB> KiB)`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+target=x86_64-unknown-linux-musl
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(metrics-stub reference)
+
+# name -> image repository, cargo package, binary, cargo features, Dockerfile, input folders
+spec() {
+  case $1 in
+    metrics-stub) echo "hpa-conformance/metrics-stub hpa-metrics-stub hpa-metrics-stub - metrics-stub/Dockerfile metrics-stub reference/src reference/Cargo.toml" ;;
+    reference) echo "hpa-conformance/hpa-reference hpa-reference hpa-reference hpa-reference/controller reference/Dockerfile reference" ;;
+    *) echo "image.sh: unknown image $1 (metrics-stub, reference)" >&2; return 2 ;;
+  esac
+}
+
+# The inputs' key: the Rust sources and manifests of the input folders, the Dockerfile, the
+# workspace manifest and lockfile.
+inputs_key() {
+  local dockerfile=$1; shift
+  { find "$@" -type f \( -name '*.rs' -o -name Cargo.toml \) -print0 | sort -z | xargs -0 sha256sum
+    sha256sum "$dockerfile" Cargo.toml Cargo.lock; } | sha256sum | cut -c1-12
+}
+
+report() {
+  local ref=$1 size
+  size=$(docker image inspect -f '{{.Size}}' "$ref")
+  echo "${ref} (also :dev): $size bytes ($((size / 1024)) KiB)"
+}
+
+todo=()
+declare -A key
+for name in "${names[@]}"; do
+  read -r repo package binary features dockerfile folders <<<"$(spec "$name")"
+  # shellcheck disable=SC2086
+  key[$name]=$(inputs_key "$dockerfile" $folders)
+  if docker image inspect "$repo:src-${key[$name]}" >/dev/null 2>&1; then
+    hash=$(docker image inspect -f '{{index .Config.Labels "hpa-conformance.binary"}}' "$repo:src-${key[$name]}")
+    docker tag "$repo:src-${key[$name]}" "$repo:dev"
+    docker tag "$repo:src-${key[$name]}" "$repo:$hash"
+    echo "image.sh: $name inputs unchanged (src-${key[$name]}): no build" >&2
+  else
+    todo+=("$name")
+  fi
+done
+
+if [ ${#todo[@]} -gt 0 ]; then
+  if ! rustup target list --installed | grep -qx "$target"; then
+    rustup target add "$target"
+  fi
+  if ! command -v musl-gcc >/dev/null; then
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y musl-tools
+  fi
+  args=()
+  for name in "${todo[@]}"; do
+    read -r repo package binary features dockerfile folders <<<"$(spec "$name")"
+    args+=(-p "$package")
+    [ "$features" = - ] || args+=(--features "$features")
+  done
+  CC_x86_64_unknown_linux_musl=musl-gcc \
+  CARGO_PROFILE_RELEASE_STRIP=symbols \
+    cargo build --release --target "$target" "${args[@]}"
+  for name in "${todo[@]}"; do
+    read -r repo package binary features dockerfile folders <<<"$(spec "$name")"
+    bin="target/$target/release/$binary"
+    if file "$bin" 2>/dev/null | grep -q 'dynamically linked'; then
+      echo "image.sh: $bin is not static" >&2
+      exit 1
+    fi
+    hash=$(sha256sum "$bin" | cut -c1-12)
+    context=$(mktemp -d)
+    cp "$bin" "$context/$binary"
+    docker build -q -f "$dockerfile" --label "hpa-conformance.binary=$hash" \
+      -t "$repo:$hash" -t "$repo:dev" -t "$repo:src-${key[$name]}" "$context" >/dev/null
+    rm -rf "$context"
+  done
+fi
+
+for name in "${names[@]}"; do
+  read -r repo package binary features dockerfile folders <<<"$(spec "$name")"
+  hash=$(docker image inspect -f '{{index .Config.Labels "hpa-conformance.binary"}}' "$repo:src-${key[$name]}")
+  report "$repo:$hash"
+done
