@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::autoscaling::v1::Scale;
 use k8s_openapi::api::autoscaling::v2::{
@@ -52,7 +53,8 @@ pub struct TargetScale {
     pub resource: ApiResource,
 }
 
-fn gvk_of(target: &CrossVersionObjectReference) -> Result<GroupVersionKind, String> {
+/// The target's group/version/kind; an unparsable `apiVersion` is an error of the HPA's spec.
+pub fn gvk_of(target: &CrossVersionObjectReference) -> Result<GroupVersionKind, String> {
     let api_version = target.api_version.clone().unwrap_or_else(|| "v1".into());
     let (group, version) = match api_version.split_once('/') {
         Some((g, v)) => (g.to_string(), v.to_string()),
@@ -242,19 +244,21 @@ async fn get_json<T: serde::de::DeserializeOwned>(
         .map_err(|e| metrics_message(&e, req))
 }
 
-/// What every metrics API answers for the HPA's metrics.
+/// What every metrics API answers for the HPA's metrics, and how long each metric's requests
+/// took (by index in `metrics`). Resource and ContainerResource metrics share one request to the
+/// resource metrics API (upstream makes one per metric): each is given its duration.
 pub async fn fetch_metrics(
     client: &Client,
     ns: &str,
     selector: &str,
     metrics: &[MetricSpec],
-) -> MetricsApis {
+) -> (MetricsApis, Vec<Duration>) {
     let mut apis = MetricsApis::default();
+    let mut took = vec![Duration::ZERO; metrics.len()];
     let sel = encode(selector);
-    if metrics
-        .iter()
-        .any(|m| m.type_ == "Resource" || m.type_ == "ContainerResource")
-    {
+    let is_resource = |m: &MetricSpec| m.type_ == "Resource" || m.type_ == "ContainerResource";
+    if metrics.iter().any(is_resource) {
+        let started = Instant::now();
         let url = format!("/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods?labelSelector={sel}");
         apis.resource = match get_json::<List<PodMetrics>>(
             client,
@@ -276,8 +280,15 @@ pub async fn fetch_metrics(
                 error: Some(e),
             },
         };
+        let shared = started.elapsed();
+        for (i, m) in metrics.iter().enumerate() {
+            if is_resource(m) {
+                took[i] = shared;
+            }
+        }
     }
-    for m in metrics {
+    for (i, m) in metrics.iter().enumerate() {
+        let started = Instant::now();
         match m.type_.as_str() {
             "Pods" => {
                 let Some(p) = &m.pods else { continue };
@@ -432,10 +443,11 @@ pub async fn fetch_metrics(
                 };
                 apis.external.insert(e.metric.name.clone(), answer);
             }
-            _ => {}
+            _ => continue,
         }
+        took[i] = started.elapsed();
     }
-    apis
+    (apis, took)
 }
 
 /// PUT the HPA's status subresource.

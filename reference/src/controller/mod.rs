@@ -12,6 +12,7 @@ pub mod clock;
 pub mod flags;
 pub mod http;
 pub mod leader;
+pub mod monitor;
 pub mod run;
 pub mod telemetry;
 
@@ -23,7 +24,7 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::Client;
 use kube::runtime::controller::Action;
 
-use crate::decide::{Decision, decide};
+use crate::decide::{Decision, ErrorOrigin, decide_with};
 use crate::memory::Memory;
 use crate::metrics_api::readings;
 use crate::settings::Settings;
@@ -95,12 +96,16 @@ pub fn key_of(hpa: &HorizontalPodAutoscaler) -> (String, String, String) {
 }
 
 /// One reconcile of one HPA: read, decide, write. Returns the decision (also when the reconcile
-/// reports an error, which is then in `decision.error`).
+/// reports an error, which is then in `decision.error`). Reports it to the metrics: the time up to
+/// the status write (upstream records events asynchronously, after), and each metric's time (its
+/// metrics API requests and its computation in the core).
 pub async fn reconcile_once(
     hpa: &HorizontalPodAutoscaler,
     ctx: &Context,
 ) -> Result<Decision, Error> {
+    let started = std::time::Instant::now();
     let (key, ns, _) = key_of(hpa);
+    ctx.metrics.track(&key);
     let now = ctx.clock.now();
     let target = &hpa.spec.scale_target_ref;
 
@@ -117,21 +122,29 @@ pub async fn reconcile_once(
         .ok()
         .and_then(|s| s.selector.clone())
         .filter(|s| !s.is_empty());
-    let (pods, apis) = match &selector {
+    let (pods, apis, fetch_took) = match &selector {
         Some(sel) => {
-            let pods = api::list_pods(&ctx.client, &ns, sel)
-                .await
-                .map_err(Error::Kube)?;
-            let apis = api::fetch_metrics(
+            let pods = match api::list_pods(&ctx.client, &ns, sel).await {
+                Ok(pods) => pods,
+                Err(e) => {
+                    ctx.metrics.observe_reconciliation(
+                        monitor::ActionLabel::None,
+                        monitor::ErrorLabel::Internal,
+                        started.elapsed(),
+                    );
+                    return Err(Error::Kube(e));
+                }
+            };
+            let (apis, took) = api::fetch_metrics(
                 &ctx.client,
                 &ns,
                 sel,
                 hpa.spec.metrics.as_deref().unwrap_or_default(),
             )
             .await;
-            (pods, apis)
+            (pods, apis, took)
         }
-        None => (Vec::new(), Default::default()),
+        None => (Vec::new(), Default::default(), Vec::new()),
     };
     let views: Vec<PodView> = pods.iter().map(PodView::from_pod).collect();
     let selecting = selecting_hpas(ctx, &key, &ns, selector.as_deref(), &pods);
@@ -150,7 +163,9 @@ pub async fn reconcile_once(
         metrics: &metric_readings,
         hpas_selecting_pods: &selecting,
     };
-    let plan = decide(&obs, &ctx.settings, &mut memory);
+    let mut timer = monitor::MetricTimer::new(fetch_took);
+    let plan = decide_with(&obs, &ctx.settings, &mut memory, &mut timer);
+    let current = plan.current_replicas;
 
     // The scale write, retried on conflict with a fresh read (client-go's RetryOnConflict).
     let write = match (&plan.rescale, &scale) {
@@ -167,15 +182,16 @@ pub async fn reconcile_once(
     if decision.status != original
         && let Err(e) = api::write_status(&ctx.client, hpa, &decision.status).await
     {
-        decision.events.push(crate::decide::Event {
-            type_: crate::decide::EventType::Warning,
-            reason: "FailedUpdateStatus".into(),
-            message: e.clone(),
-        });
-        decision
-            .error
-            .get_or_insert(format!("failed to update status for {key}: {e}"));
+        decision.status_write_failed(&key, &e);
     }
+    // The scale's error reaches the core as text: an unparsable apiVersion is the spec's fault.
+    if decision.explanation.path == crate::decide::Path::ScaleUnavailable
+        && api::gvk_of(target).is_err()
+    {
+        decision.error_origin = Some(ErrorOrigin::Spec);
+    }
+    ctx.metrics
+        .observe_reconcile(hpa, current, &decision, started.elapsed(), timer.took());
     for e in &decision.events {
         if let Err(err) = api::record_event(&ctx.client, hpa, e, now, &ctx.component).await {
             tracing::warn!(hpa = %key, reason = %e.reason, error = %err, "could not record an event");
@@ -238,13 +254,7 @@ pub async fn reconcile(
         }
         last.insert(key.clone(), (started, generation));
     }
-    let result = reconcile_once(&hpa, &ctx).await;
-    ctx.metrics.observe(
-        &key,
-        started.elapsed(),
-        result.as_ref().map(|d| d.error.is_some()).unwrap_or(true),
-    );
-    match result {
+    match reconcile_once(&hpa, &ctx).await {
         Ok(d) => match d.error {
             Some(e) => {
                 tracing::info!(hpa = %key, error = %e, "reconcile reported an error");
