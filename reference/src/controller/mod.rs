@@ -9,6 +9,8 @@
 
 pub mod api;
 pub mod clock;
+pub mod correlator;
+pub mod events;
 pub mod flags;
 pub mod http;
 pub mod leader;
@@ -58,8 +60,8 @@ pub struct Context {
     pub mapper: api::Mapper,
     /// Prometheus metrics.
     pub metrics: Arc<ControllerMetrics>,
-    /// The component name events are recorded with (`horizontal-pod-autoscaler`).
-    pub component: String,
+    /// Records events as kube-controller-manager does (component `horizontal-pod-autoscaler`).
+    pub events: events::Recorder,
     /// The pod selector of every HPA reconciled so far, by key (upstream's selector store): more
     /// than one HPA selecting the same pods makes the selector ambiguous.
     pub selectors: Mutex<HashMap<String, crate::selector::Selector>>,
@@ -77,7 +79,7 @@ impl Context {
             memory: Mutex::new(HashMap::new()),
             mapper: api::Mapper::default(),
             metrics: Arc::new(ControllerMetrics::default()),
-            component: "horizontal-pod-autoscaler".into(),
+            events: events::Recorder::new("horizontal-pod-autoscaler"),
             selectors: Mutex::new(HashMap::new()),
             last_sync: Mutex::new(HashMap::new()),
         }
@@ -193,8 +195,18 @@ pub async fn reconcile_once(
     ctx.metrics
         .observe_reconcile(hpa, current, &decision, started.elapsed(), timer.took());
     for e in &decision.events {
-        if let Err(err) = api::record_event(&ctx.client, hpa, e, now, &ctx.component).await {
-            tracing::warn!(hpa = %key, reason = %e.reason, error = %err, "could not record an event");
+        match ctx
+            .events
+            .record(&ctx.client, hpa, e, ctx.clock.now())
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::debug!(hpa = %key, reason = %e.reason, "event dropped by the spam filter")
+            }
+            Err(err) => {
+                tracing::warn!(hpa = %key, reason = %e.reason, error = %err, "could not record an event")
+            }
         }
     }
     Ok(decision)
