@@ -206,6 +206,46 @@ fn the_status_is_written_only_when_it_changed() {
 }
 
 #[test]
+fn a_repeated_event_patches_the_first_events_count() {
+    let mut f = fixture("scale-down.yaml", Duration::from_secs(10));
+    f.fault(
+        "GET",
+        "/apis/metrics.k8s.io",
+        503,
+        "the server is currently unable to handle the request",
+        2,
+    );
+    let (first, w1) = f.tick(0);
+    let (again, w2) = f.tick(15);
+    let writes = |w: &Writes| -> Vec<String> {
+        w.requests
+            .iter()
+            .filter(|r| r.contains("/events"))
+            .map(|r| r.split(' ').next().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(writes(&w1), ["POST", "POST"], "{:?}", w1.requests);
+    assert_eq!(writes(&w2), ["PATCH", "PATCH"], "{:?}", w2.requests);
+    // Both ticks still report both events, with the same messages.
+    assert_eq!(first.events, again.events);
+    assert_eq!(
+        reasons(&again),
+        [
+            "Warning FailedGetResourceMetric",
+            "Warning FailedComputeMetricsReplicas"
+        ]
+    );
+    // Two Events on the server, each counted twice, first seen at t=0, last at t=15.
+    let stored = f.api.state.lock().expect("state").stored_events.clone();
+    assert_eq!(stored.len(), 2);
+    for e in &stored {
+        assert_eq!(e["count"], json!(2), "{e}");
+        assert_eq!(e["source"]["component"], json!("horizontal-pod-autoscaler"));
+        assert_ne!(e["firstTimestamp"], e["lastTimestamp"], "{e}");
+    }
+}
+
+#[test]
 fn a_scale_update_conflict_is_retried_with_a_fresh_read() {
     let mut f = fixture("scale-down.yaml", Duration::from_secs(10));
     f.fault(

@@ -56,6 +56,37 @@ pub struct Event {
     pub message: String,
 }
 
+/// Where an error of the reconcile comes from, as upstream tells errors apart in its
+/// `error` metric label: the HPA's spec (the errors upstream wraps with its `errSpec` marker) or
+/// anything else (an API, a metrics API, the selector, a write).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorOrigin {
+    /// The spec is at fault: a metric of a source type upstream does not know. (An unparsable
+    /// `scaleTargetRef.apiVersion` is one too, but the scale's error reaches the core as text: the
+    /// caller that parsed it says so.)
+    Spec,
+    /// Anything else.
+    Internal,
+}
+
+/// Called around each metric's computation so the caller can time it (upstream's
+/// `metric_computation_duration_seconds`): the core itself reads no clock.
+pub trait MetricHook {
+    /// Before metric `index` of the spec is computed.
+    fn before(&mut self, index: usize);
+    /// After metric `index` was computed (successfully or not).
+    fn after(&mut self, index: usize);
+}
+
+/// The hook that does nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoHook;
+
+impl MetricHook for NoHook {
+    fn before(&mut self, _: usize) {}
+    fn after(&mut self, _: usize) {}
+}
+
 /// Which branch of the reconcile ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Path {
@@ -82,6 +113,8 @@ pub struct MetricExplanation {
     pub proposal: Option<i32>,
     /// Its error, when it failed.
     pub error: Option<String>,
+    /// Where that error comes from.
+    pub error_origin: Option<ErrorOrigin>,
     /// How the proposal was reached.
     pub reasoning: Option<Reasoning>,
 }
@@ -128,9 +161,9 @@ pub struct Plan {
     metric_statuses: Option<Vec<MetricStatus>>,
     events: Vec<Event>,
     /// A fatal error: the status is final and no write may happen.
-    fatal: Option<String>,
+    fatal: Option<(String, ErrorOrigin)>,
     /// A partial error: scaling went on, the reconcile still reports it.
-    partial: Option<String>,
+    partial: Option<(String, ErrorOrigin)>,
     behavior: Option<HorizontalPodAutoscalerBehavior>,
     reference: String,
     scale_to_zero: bool,
@@ -149,8 +182,13 @@ pub struct Decision {
     pub scaled_to: Option<i32>,
     /// The error the reconcile returns, if any (the controller requeues and logs it).
     pub error: Option<String>,
+    /// Where `error` comes from.
+    pub error_origin: Option<ErrorOrigin>,
     /// Why.
     pub explanation: Explanation,
+    /// Whether the reconcile ended with `error` (a failed scale read, metrics or scale write)
+    /// rather than going on after it.
+    ended: bool,
 }
 
 fn hpa_key(obs: &Observation<'_>) -> (String, String) {
@@ -197,6 +235,16 @@ pub fn tolerances_for(
 
 /// Runs the reconcile up to the scale write. Records recommendations in `memory`.
 pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -> Plan {
+    decide_with(obs, settings, memory, &mut NoHook)
+}
+
+/// [`decide`], calling `hook` around each metric's computation.
+pub fn decide_with(
+    obs: &Observation<'_>,
+    settings: &Settings,
+    memory: &mut Memory,
+    hook: &mut dyn MetricHook,
+) -> Plan {
     let now = obs.now;
     let spec = &obs.hpa.spec;
     let original = obs.hpa.status.clone().unwrap_or_default();
@@ -261,8 +309,9 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
             );
             plan.status.conditions = Some(conditions);
             plan.events = events;
-            plan.fatal = Some(format!(
-                "failed to query scale subresource for {reference}: {e}"
+            plan.fatal = Some((
+                format!("failed to query scale subresource for {reference}: {e}"),
+                ErrorOrigin::Internal,
             ));
             return plan;
         }
@@ -385,7 +434,8 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
             },
         };
 
-        let mut failure: Option<String> = selector_error;
+        let mut failure: Option<(String, ErrorOrigin)> =
+            selector_error.map(|e| (e, ErrorOrigin::Internal));
         let mut metric_name = String::new();
         let mut metric_desired = 0;
         if failure.is_none() {
@@ -402,13 +452,17 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
             };
             let mut statuses = vec![MetricStatus::default(); metrics_spec.len()];
             let mut invalid = 0usize;
-            let mut first_error: Option<(String, &'static str, String)> = None;
+            let mut first_error: Option<(String, &'static str, String, ErrorOrigin)> = None;
             let mut replicas = 0i32;
             for (i, m) in metrics_spec.iter().enumerate() {
                 let missing_reading: crate::view::MetricReading =
                     Err("no reading was provided for this metric".into());
                 let reading = obs.metrics.get(i).unwrap_or(&missing_reading);
-                match compute_metric(&ctx, m, reading, scale.spec_replicas, scale.status_replicas) {
+                hook.before(i);
+                let computed =
+                    compute_metric(&ctx, m, reading, scale.spec_replicas, scale.status_replicas);
+                hook.after(i);
+                match computed {
                     Ok(outcome) => {
                         if replicas == 0 || outcome.replicas > replicas {
                             replicas = outcome.replicas;
@@ -419,6 +473,7 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
                             name: Some(outcome.name),
                             proposal: Some(outcome.replicas),
                             error: None,
+                            error_origin: None,
                             reasoning: Some(outcome.reasoning),
                         });
                     }
@@ -429,27 +484,32 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
                             message: f.message.clone(),
                         });
                         if first_error.is_none() {
-                            first_error = Some((f.error.clone(), f.reason, f.message.clone()));
+                            first_error =
+                                Some((f.error.clone(), f.reason, f.message.clone(), f.origin));
                         }
                         invalid += 1;
                         plan.explanation.metrics.push(MetricExplanation {
                             name: None,
                             proposal: None,
                             error: Some(f.error),
+                            error_origin: Some(f.origin),
                             reasoning: None,
                         });
                     }
                 }
             }
             metric_statuses = Some(statuses);
-            let invalid_error = first_error.as_ref().map(|(e, _, _)| {
-                format!(
-                    "invalid metrics ({invalid} invalid out of {}), first error is: {e}",
-                    metrics_spec.len()
+            let invalid_error = first_error.as_ref().map(|(e, _, _, origin)| {
+                (
+                    format!(
+                        "invalid metrics ({invalid} invalid out of {}), first error is: {e}",
+                        metrics_spec.len()
+                    ),
+                    *origin,
                 )
             });
             if invalid >= metrics_spec.len() || (invalid > 0 && replicas < scale.spec_replicas) {
-                if let Some((_, reason, message)) = &first_error {
+                if let Some((_, reason, message, _)) = &first_error {
                     set_condition(
                         &mut conditions,
                         SCALING_ACTIVE,
@@ -460,7 +520,10 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
                     );
                 }
                 failure = Some(invalid_error.clone().unwrap_or_else(|| {
-                    "invalid metrics (0 invalid out of 0), first error is: <nil>".into()
+                    (
+                        "invalid metrics (0 invalid out of 0), first error is: <nil>".into(),
+                        ErrorOrigin::Internal,
+                    )
                 }));
             } else {
                 set_condition(
@@ -478,7 +541,7 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
             }
         }
 
-        if let Some(err) = failure {
+        if let Some((err, origin)) = failure {
             plan.explanation.path = Path::MetricsFailed;
             plan.status = status_of(
                 &original,
@@ -495,8 +558,11 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
                 message: err.clone(),
             });
             plan.events = events;
-            plan.fatal = Some(format!(
-                "failed to compute desired number of replicas based on listed metrics for {reference}: {err}"
+            plan.fatal = Some((
+                format!(
+                    "failed to compute desired number of replicas based on listed metrics for {reference}: {err}"
+                ),
+                origin,
             ));
             plan.desired_replicas = original.desired_replicas;
             return plan;
@@ -569,6 +635,35 @@ pub fn decide(obs: &Observation<'_>, settings: &Settings, memory: &mut Memory) -
     plan
 }
 
+impl Decision {
+    /// A failed status write (upstream's `updateStatusIfNeeded`): a Warning event
+    /// `FailedUpdateStatus` with the API's message, in the order upstream records it (before
+    /// `FailedComputeMetricsReplicas`: upstream writes the status first there), and the error the
+    /// reconcile returns — unless the reconcile had already ended with an error of its own, which
+    /// upstream returns instead (it only logs the write's error then).
+    pub fn status_write_failed(&mut self, key: &str, message: &str) {
+        let event = Event {
+            type_: EventType::Warning,
+            reason: "FailedUpdateStatus".into(),
+            message: message.to_string(),
+        };
+        let last_is_metrics_failure = self
+            .events
+            .last()
+            .is_some_and(|e| e.reason == "FailedComputeMetricsReplicas");
+        if self.explanation.path == Path::MetricsFailed && last_is_metrics_failure {
+            let at = self.events.len() - 1;
+            self.events.insert(at, event);
+        } else {
+            self.events.push(event);
+        }
+        if !self.ended {
+            self.error = Some(format!("failed to update status for {key}: {message}"));
+            self.error_origin = Some(ErrorOrigin::Internal);
+        }
+    }
+}
+
 fn status_of(
     original: &HorizontalPodAutoscalerStatus,
     current: i32,
@@ -613,15 +708,18 @@ impl Plan {
             min_replicas,
             has_object_or_external,
         } = self;
-        if fatal.is_some() {
+        if let Some((error, origin)) = fatal {
             return Decision {
                 status,
                 events,
                 scaled_to: None,
-                error: fatal,
+                error: Some(error),
+                error_origin: Some(origin),
                 explanation,
+                ended: true,
             };
         }
+        let (partial, partial_origin) = partial.unzip();
         let original_desired = status.desired_replicas;
         let original_last_scale = status.clone();
         let mut conditions = status.conditions.unwrap_or_default();
@@ -639,7 +737,9 @@ impl Plan {
                 events,
                 scaled_to: None,
                 error: partial,
+                error_origin: partial_origin,
                 explanation,
+                ended: false,
             };
         };
         match write {
@@ -671,7 +771,9 @@ impl Plan {
                     events,
                     scaled_to: None,
                     error: Some(reference_error),
+                    error_origin: Some(ErrorOrigin::Internal),
                     explanation,
+                    ended: true,
                 }
             }
             Ok(()) => {
@@ -729,7 +831,9 @@ impl Plan {
                     events,
                     scaled_to: Some(r.replicas),
                     error: partial,
+                    error_origin: partial_origin,
                     explanation,
+                    ended: false,
                 }
             }
         }

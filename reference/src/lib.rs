@@ -28,7 +28,8 @@ pub mod validation;
 pub mod view;
 
 pub use decide::{
-    Decision, Event, EventType, Explanation, MetricExplanation, Path, Plan, Rescale, decide,
+    Decision, ErrorOrigin, Event, EventType, Explanation, MetricExplanation, MetricHook, NoHook,
+    Path, Plan, Rescale, decide, decide_with,
 };
 pub use memory::{Memory, Recommendation, ScaleEvent};
 pub use settings::{FeatureGates, Settings};

@@ -11,6 +11,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use crate::calculator::{self, CalcContext, Reasoning};
+use crate::decide::ErrorOrigin;
 use crate::quantity;
 use crate::time::Time;
 use crate::view::{MetricReading, MetricValues};
@@ -39,6 +40,8 @@ pub struct MetricFailure {
     pub message: String,
     /// The error as the reconcile wraps it (first error of `invalid metrics (…)`).
     pub error: String,
+    /// Whether the HPA's spec is at fault (an unknown metric source type) or anything else.
+    pub origin: ErrorOrigin,
 }
 
 fn fail(reason: &'static str, message: String, wrap: impl FnOnce(&str) -> String) -> MetricFailure {
@@ -47,6 +50,7 @@ fn fail(reason: &'static str, message: String, wrap: impl FnOnce(&str) -> String
         reason,
         message,
         error,
+        origin: ErrorOrigin::Internal,
     }
 }
 
@@ -406,12 +410,14 @@ pub fn compute_metric(
     }
 }
 
+/// Upstream's only spec error of a metric (it wraps `errSpec`): a source type it does not know.
 fn unknown_source(spec: &MetricSpec) -> MetricFailure {
     let message = format!("unknown metric source type {:?}", spec.type_);
     MetricFailure {
         reason: "InvalidMetricSourceType",
         error: message.clone(),
         message,
+        origin: ErrorOrigin::Spec,
     }
 }
 

@@ -5,11 +5,18 @@
 //! and the events.
 //!
 //! The fake API also takes injected faults (status codes, malformed bodies, delays) so the
-//! controller's error paths can be tested.
+//! controller's error paths can be tested. It keeps the core/v1 Events the controller creates and
+//! applies its patches to them (a repeated event is a patch of the first one's `count`), and
+//! reports every occurrence written either way. The controller's recorder here patches repeats but
+//! neither aggregates nor spam-filters (both are kube-controller-manager's, unit-tested in
+//! `hpa_reference::controller::correlator`): every event the core records reaches the API with
+//! its own message, so the lane's trace is the core's.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hpa_reference::controller::correlator::CorrelatorOptions;
+use hpa_reference::controller::events::Recorder;
 use hpa_reference::controller::{Context, ManualClock, reconcile_once};
 use hpa_reference::{Event, EventType, Settings};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
@@ -47,7 +54,7 @@ pub struct Writes {
     pub scale: Vec<i32>,
     /// The status PUT to the HPA.
     pub status: Option<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus>,
-    /// Events created.
+    /// Events written: each created Event, and each repeat patched into one.
     pub events: Vec<Event>,
     /// Every request, as `METHOD path`.
     pub requests: Vec<String>,
@@ -62,6 +69,21 @@ pub struct FakeState {
     pub writes: Writes,
     /// Injected faults.
     pub faults: Vec<Fault>,
+    /// The core/v1 Events on the fake server, as created and patched (kept across ticks).
+    pub stored_events: Vec<Value>,
+}
+
+/// The event a stored core/v1 Event reads as.
+fn event_of(v: &Value) -> Event {
+    Event {
+        type_: if v["type"] == "Warning" {
+            EventType::Warning
+        } else {
+            EventType::Normal
+        },
+        reason: v["reason"].as_str().unwrap_or_default().to_string(),
+        message: v["message"].as_str().unwrap_or_default().to_string(),
+    }
 }
 
 fn status_body(code: u16, message: &str) -> Value {
@@ -271,19 +293,30 @@ impl FakeApi {
                 Err(e) => error(400, &format!("bad HPA: {e}")),
             };
         }
-        if method == "POST" && path == format!("/api/v1/namespaces/{ns}/events") {
+        let events = format!("/api/v1/namespaces/{ns}/events");
+        if method == "POST" && path == events {
             let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-            let type_ = if v["type"] == "Warning" {
-                EventType::Warning
-            } else {
-                EventType::Normal
-            };
-            state.writes.events.push(Event {
-                type_,
-                reason: v["reason"].as_str().unwrap_or_default().to_string(),
-                message: v["message"].as_str().unwrap_or_default().to_string(),
-            });
+            state.writes.events.push(event_of(&v));
+            state.stored_events.push(v.clone());
             return ResponseTemplate::new(201).set_body_json(v);
+        }
+        if method == "PATCH"
+            && let Some(name) = path.strip_prefix(&format!("{events}/"))
+        {
+            let patch: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+            let Some(stored) = state
+                .stored_events
+                .iter_mut()
+                .find(|e| e["metadata"]["name"] == name)
+            else {
+                return error(404, &format!("events \"{name}\" not found"));
+            };
+            for (k, v) in patch.as_object().into_iter().flatten() {
+                stored[k] = v.clone();
+            }
+            let merged = stored.clone();
+            state.writes.events.push(event_of(&merged));
+            return ResponseTemplate::new(200).set_body_json(merged);
         }
         error(
             404,
@@ -364,7 +397,10 @@ impl ApiHarness {
             config.read_timeout = Some(read_timeout);
             kube::Client::try_from(config).map_err(|e| e.to_string())
         })?;
-        let ctx = Arc::new(Context::new(client, clock.clone(), settings));
+        let mut ctx = Context::new(client, clock.clone(), settings);
+        ctx.events =
+            Recorder::with_options(ctx.events.component(), CorrelatorOptions::every_event());
+        let ctx = Arc::new(ctx);
         Ok(ApiHarness {
             runtime,
             server,

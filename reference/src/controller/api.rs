@@ -1,31 +1,29 @@
 //! The controller's reads and writes: the scale subresource of any kind (resolved through
-//! discovery, cached like upstream's REST mapper), pods by selector, the three metrics APIs, the
-//! HPA status, and core/v1 events. API errors are reported by their status message, as client-go's
-//! errors read.
+//! discovery, cached like upstream's REST mapper), pods by selector, the three metrics APIs and
+//! the HPA status (events are [`super::events`]'). API errors are reported by their status
+//! message, as client-go's errors read.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::autoscaling::v1::Scale;
 use k8s_openapi::api::autoscaling::v2::{
     CrossVersionObjectReference, HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus, MetricSpec,
 };
-use k8s_openapi::api::core::v1::{Event as KubeEvent, EventSource, ObjectReference, Pod};
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time as KubeTime};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time as KubeTime};
 use kube::Client;
 use kube::api::{Api, ListParams, PostParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use serde::Deserialize;
 
 use super::Context;
-use crate::conditions::kube_time;
-use crate::decide::Event;
 use crate::metrics_api::{
     ListAnswer, MetricsApis, ObjectAnswer, PodMetrics, PodValue, SampleValue,
 };
 use crate::metrics_api::{RequestFor, generic_response_message};
-use crate::time::Time;
 
 /// How an API error reads: the status message for API errors (like client-go), else the error.
 pub fn message(e: &kube::Error) -> String {
@@ -52,7 +50,8 @@ pub struct TargetScale {
     pub resource: ApiResource,
 }
 
-fn gvk_of(target: &CrossVersionObjectReference) -> Result<GroupVersionKind, String> {
+/// The target's group/version/kind; an unparsable `apiVersion` is an error of the HPA's spec.
+pub fn gvk_of(target: &CrossVersionObjectReference) -> Result<GroupVersionKind, String> {
     let api_version = target.api_version.clone().unwrap_or_else(|| "v1".into());
     let (group, version) = match api_version.split_once('/') {
         Some((g, v)) => (g.to_string(), v.to_string()),
@@ -242,19 +241,21 @@ async fn get_json<T: serde::de::DeserializeOwned>(
         .map_err(|e| metrics_message(&e, req))
 }
 
-/// What every metrics API answers for the HPA's metrics.
+/// What every metrics API answers for the HPA's metrics, and how long each metric's requests
+/// took (by index in `metrics`). Resource and ContainerResource metrics share one request to the
+/// resource metrics API (upstream makes one per metric): each is given its duration.
 pub async fn fetch_metrics(
     client: &Client,
     ns: &str,
     selector: &str,
     metrics: &[MetricSpec],
-) -> MetricsApis {
+) -> (MetricsApis, Vec<Duration>) {
     let mut apis = MetricsApis::default();
+    let mut took = vec![Duration::ZERO; metrics.len()];
     let sel = encode(selector);
-    if metrics
-        .iter()
-        .any(|m| m.type_ == "Resource" || m.type_ == "ContainerResource")
-    {
+    let is_resource = |m: &MetricSpec| m.type_ == "Resource" || m.type_ == "ContainerResource";
+    if metrics.iter().any(is_resource) {
+        let started = Instant::now();
         let url = format!("/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods?labelSelector={sel}");
         apis.resource = match get_json::<List<PodMetrics>>(
             client,
@@ -276,8 +277,15 @@ pub async fn fetch_metrics(
                 error: Some(e),
             },
         };
+        let shared = started.elapsed();
+        for (i, m) in metrics.iter().enumerate() {
+            if is_resource(m) {
+                took[i] = shared;
+            }
+        }
     }
-    for m in metrics {
+    for (i, m) in metrics.iter().enumerate() {
+        let started = Instant::now();
         match m.type_.as_str() {
             "Pods" => {
                 let Some(p) = &m.pods else { continue };
@@ -432,10 +440,11 @@ pub async fn fetch_metrics(
                 };
                 apis.external.insert(e.metric.name.clone(), answer);
             }
-            _ => {}
+            _ => continue,
         }
+        took[i] = started.elapsed();
     }
-    apis
+    (apis, took)
 }
 
 /// PUT the HPA's status subresource.
@@ -449,51 +458,6 @@ pub async fn write_status(
     let mut updated = hpa.clone();
     updated.status = Some(status.clone());
     api.replace_status(&name, &PostParams::default(), &updated)
-        .await
-        .map(|_| ())
-        .map_err(|e| message(&e))
-}
-
-/// Records a core/v1 Event on the HPA, as upstream's event recorder does.
-pub async fn record_event(
-    client: &Client,
-    hpa: &HorizontalPodAutoscaler,
-    e: &Event,
-    now: Time,
-    component: &str,
-) -> Result<(), String> {
-    let (_, ns, name) = super::key_of(hpa);
-    let api: Api<KubeEvent> = Api::namespaced(client.clone(), &ns);
-    let at = kube_time(now);
-    let event = KubeEvent {
-        metadata: ObjectMeta {
-            generate_name: Some(format!("{name}.")),
-            namespace: Some(ns.clone()),
-            ..ObjectMeta::default()
-        },
-        involved_object: ObjectReference {
-            api_version: Some("autoscaling/v2".into()),
-            kind: Some("HorizontalPodAutoscaler".into()),
-            name: Some(name.clone()),
-            namespace: Some(ns.clone()),
-            uid: hpa.metadata.uid.clone(),
-            resource_version: hpa.metadata.resource_version.clone(),
-            ..ObjectReference::default()
-        },
-        reason: Some(e.reason.clone()),
-        message: Some(e.message.clone()),
-        type_: Some(e.type_.as_str().into()),
-        source: Some(EventSource {
-            component: Some(component.into()),
-            host: None,
-        }),
-        first_timestamp: Some(at.clone()),
-        last_timestamp: Some(at),
-        count: Some(1),
-        reporting_component: Some(component.into()),
-        ..KubeEvent::default()
-    };
-    api.create(&PostParams::default(), &event)
         .await
         .map(|_| ())
         .map_err(|e| message(&e))

@@ -64,6 +64,7 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::monitor::{ActionLabel, ErrorLabel};
     use axum::body::Body;
     use axum::http::Request;
     use tower::ServiceExt;
@@ -100,18 +101,26 @@ mod tests {
             get(router(health.clone()), "/readyz").await.0,
             StatusCode::OK
         );
-        metrics.observe("default/web", std::time::Duration::from_millis(3), true);
+        metrics.track("default/web");
+        metrics.observe_reconciliation(
+            ActionLabel::None,
+            ErrorLabel::Internal,
+            std::time::Duration::from_millis(3),
+        );
         let (status, text) = get(router(health), "/metrics").await;
         assert_eq!(status, StatusCode::OK);
-        assert!(text.contains("hpa_reference_reconciles_total 1"), "{text}");
         assert!(
-            text.contains("hpa_reference_reconcile_errors_total 1"),
+            text.contains(
+                r#"horizontal_pod_autoscaler_controller_reconciliations_total{action="none",error="internal"} 1"#
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                r#"horizontal_pod_autoscaler_controller_reconciliation_duration_seconds_count{action="none",error="internal"} 1"#
+            ),
             "{text}"
         );
         assert!(text.contains("hpa_reference_hpas_tracked 1"), "{text}");
-        assert!(
-            text.contains("hpa_reference_reconcile_duration_seconds_count 1"),
-            "{text}"
-        );
     }
 }

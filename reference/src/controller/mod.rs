@@ -9,9 +9,12 @@
 
 pub mod api;
 pub mod clock;
+pub mod correlator;
+pub mod events;
 pub mod flags;
 pub mod http;
 pub mod leader;
+pub mod monitor;
 pub mod run;
 pub mod telemetry;
 
@@ -23,7 +26,7 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::Client;
 use kube::runtime::controller::Action;
 
-use crate::decide::{Decision, decide};
+use crate::decide::{Decision, ErrorOrigin, decide_with};
 use crate::memory::Memory;
 use crate::metrics_api::readings;
 use crate::settings::Settings;
@@ -57,8 +60,8 @@ pub struct Context {
     pub mapper: api::Mapper,
     /// Prometheus metrics.
     pub metrics: Arc<ControllerMetrics>,
-    /// The component name events are recorded with (`horizontal-pod-autoscaler`).
-    pub component: String,
+    /// Records events as kube-controller-manager does (component `horizontal-pod-autoscaler`).
+    pub events: events::Recorder,
     /// The pod selector of every HPA reconciled so far, by key (upstream's selector store): more
     /// than one HPA selecting the same pods makes the selector ambiguous.
     pub selectors: Mutex<HashMap<String, crate::selector::Selector>>,
@@ -76,7 +79,7 @@ impl Context {
             memory: Mutex::new(HashMap::new()),
             mapper: api::Mapper::default(),
             metrics: Arc::new(ControllerMetrics::default()),
-            component: "horizontal-pod-autoscaler".into(),
+            events: events::Recorder::new("horizontal-pod-autoscaler"),
             selectors: Mutex::new(HashMap::new()),
             due: Mutex::new(HashMap::new()),
         }
@@ -132,12 +135,16 @@ pub fn key_of(hpa: &HorizontalPodAutoscaler) -> (String, String, String) {
 }
 
 /// One reconcile of one HPA: read, decide, write. Returns the decision (also when the reconcile
-/// reports an error, which is then in `decision.error`).
+/// reports an error, which is then in `decision.error`). Reports it to the metrics: the time up to
+/// the status write (upstream records events asynchronously, after), and each metric's time (its
+/// metrics API requests and its computation in the core).
 pub async fn reconcile_once(
     hpa: &HorizontalPodAutoscaler,
     ctx: &Context,
 ) -> Result<Decision, Error> {
+    let started = std::time::Instant::now();
     let (key, ns, _) = key_of(hpa);
+    ctx.metrics.track(&key);
     let now = ctx.clock.now();
     let target = &hpa.spec.scale_target_ref;
 
@@ -154,21 +161,29 @@ pub async fn reconcile_once(
         .ok()
         .and_then(|s| s.selector.clone())
         .filter(|s| !s.is_empty());
-    let (pods, apis) = match &selector {
+    let (pods, apis, fetch_took) = match &selector {
         Some(sel) => {
-            let pods = api::list_pods(&ctx.client, &ns, sel)
-                .await
-                .map_err(Error::Kube)?;
-            let apis = api::fetch_metrics(
+            let pods = match api::list_pods(&ctx.client, &ns, sel).await {
+                Ok(pods) => pods,
+                Err(e) => {
+                    ctx.metrics.observe_reconciliation(
+                        monitor::ActionLabel::None,
+                        monitor::ErrorLabel::Internal,
+                        started.elapsed(),
+                    );
+                    return Err(Error::Kube(e));
+                }
+            };
+            let (apis, took) = api::fetch_metrics(
                 &ctx.client,
                 &ns,
                 sel,
                 hpa.spec.metrics.as_deref().unwrap_or_default(),
             )
             .await;
-            (pods, apis)
+            (pods, apis, took)
         }
-        None => (Vec::new(), Default::default()),
+        None => (Vec::new(), Default::default(), Vec::new()),
     };
     let views: Vec<PodView> = pods.iter().map(PodView::from_pod).collect();
     let selecting = selecting_hpas(ctx, &key, &ns, selector.as_deref(), &pods);
@@ -187,7 +202,9 @@ pub async fn reconcile_once(
         metrics: &metric_readings,
         hpas_selecting_pods: &selecting,
     };
-    let plan = decide(&obs, &ctx.settings, &mut memory);
+    let mut timer = monitor::MetricTimer::new(fetch_took);
+    let plan = decide_with(&obs, &ctx.settings, &mut memory, &mut timer);
+    let current = plan.current_replicas;
 
     // The scale write, retried on conflict with a fresh read (client-go's RetryOnConflict).
     let write = match (&plan.rescale, &scale) {
@@ -204,18 +221,29 @@ pub async fn reconcile_once(
     if decision.status != original
         && let Err(e) = api::write_status(&ctx.client, hpa, &decision.status).await
     {
-        decision.events.push(crate::decide::Event {
-            type_: crate::decide::EventType::Warning,
-            reason: "FailedUpdateStatus".into(),
-            message: e.clone(),
-        });
-        decision
-            .error
-            .get_or_insert(format!("failed to update status for {key}: {e}"));
+        decision.status_write_failed(&key, &e);
     }
+    // The scale's error reaches the core as text: an unparsable apiVersion is the spec's fault.
+    if decision.explanation.path == crate::decide::Path::ScaleUnavailable
+        && api::gvk_of(target).is_err()
+    {
+        decision.error_origin = Some(ErrorOrigin::Spec);
+    }
+    ctx.metrics
+        .observe_reconcile(hpa, current, &decision, started.elapsed(), timer.took());
     for e in &decision.events {
-        if let Err(err) = api::record_event(&ctx.client, hpa, e, now, &ctx.component).await {
-            tracing::warn!(hpa = %key, reason = %e.reason, error = %err, "could not record an event");
+        match ctx
+            .events
+            .record(&ctx.client, hpa, e, ctx.clock.now())
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::debug!(hpa = %key, reason = %e.reason, "event dropped by the spam filter")
+            }
+            Err(err) => {
+                tracing::warn!(hpa = %key, reason = %e.reason, error = %err, "could not record an event")
+            }
         }
     }
     Ok(decision)
@@ -272,13 +300,7 @@ pub async fn reconcile(
     if let Some(wait) = ctx.not_yet(&key, started) {
         return Ok(Action::requeue(wait));
     }
-    let result = reconcile_once(&hpa, &ctx).await;
-    ctx.metrics.observe(
-        &key,
-        started.elapsed(),
-        result.as_ref().map(|d| d.error.is_some()).unwrap_or(true),
-    );
-    match result {
+    match reconcile_once(&hpa, &ctx).await {
         Ok(d) => match d.error {
             Some(e) => {
                 tracing::info!(hpa = %key, error = %e, "reconcile reported an error");

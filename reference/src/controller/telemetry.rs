@@ -1,54 +1,122 @@
-//! Prometheus metrics of the controller (served on `/metrics`): reconciles, errors, reconcile
-//! latency, HPAs tracked.
+//! Prometheus metrics of the controller, served on `/metrics`: kube-controller-manager's HPA
+//! controller metrics under upstream's names, labels and buckets (`metrics.go` of
+//! `pkg/controller/podautoscaler/monitor`, Kubernetes 1.36), labelled as [`super::monitor`]
+//! describes, and beside them `hpa_reference_hpas_tracked`.
+//!
+//! | name | type | labels |
+//! |---|---|---|
+//! | `horizontal_pod_autoscaler_controller_reconciliations_total` | counter | `action`, `error` |
+//! | `horizontal_pod_autoscaler_controller_reconciliation_duration_seconds` | histogram | `action`, `error` |
+//! | `horizontal_pod_autoscaler_controller_metric_computation_total` | counter | `action`, `error`, `metric_type` |
+//! | `horizontal_pod_autoscaler_controller_metric_computation_duration_seconds` | histogram | `action`, `error`, `metric_type` |
+//! | `hpa_reference_hpas_tracked` | gauge | |
+//!
+//! Both histograms have upstream's buckets, `ExponentialBuckets(0.001, 2, 15)`: 1 ms to 16.384 s.
+//! The text encoder appends `_total` to counter names itself, so they are registered without it.
+//! The exposition is OpenMetrics text: a counter's `# TYPE` line names it without `_total` and a
+//! bucket's `le` label comes first; the series are upstream's.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use super::monitor::{ActionLabel, ErrorLabel, metric_labels, reconcile_labels};
+use crate::decide::Decision;
+
+/// Upstream's metrics subsystem.
+pub const SUBSYSTEM: &str = "horizontal_pod_autoscaler_controller";
+
+/// Upstream's help texts, with `[ALPHA]` as component-base renders the stability level. The
+/// encoder appends a period to every help text: the two that end with one upstream are given
+/// without it; the two that do not gain one (the only difference from upstream's exposition).
+const RECONCILIATIONS_HELP: &str = "[ALPHA] Number of reconciliations of HPA controller. The label 'action' should be either 'scale_down', 'scale_up', or 'none'. Also, the label 'error' should be either 'spec', 'internal', or 'none'. Note that if both spec and internal errors happen during a reconciliation, the first one to occur is reported in `error` label";
+const RECONCILIATION_DURATION_HELP: &str = "[ALPHA] The time(seconds) that the HPA controller takes to reconcile once. The label 'action' should be either 'scale_down', 'scale_up', or 'none'. Also, the label 'error' should be either 'spec', 'internal', or 'none'. Note that if both spec and internal errors happen during a reconciliation, the first one to occur is reported in `error` label";
+const METRIC_COMPUTATIONS_HELP: &str = "[ALPHA] Number of metric computations. The label 'action' should be either 'scale_down', 'scale_up', or 'none'. Also, the label 'error' should be either 'spec', 'internal', or 'none'. The label 'metric_type' corresponds to HPA.spec.metrics[*].type";
+const METRIC_COMPUTATION_DURATION_HELP: &str = "[ALPHA] The time(seconds) that the HPA controller takes to calculate one metric. The label 'action' should be either 'scale_down', 'scale_up', or 'none'. The label 'error' should be either 'spec', 'internal', or 'none'. The label 'metric_type' corresponds to HPA.spec.metrics[*].type";
+
+/// Labels of a reconcile.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ReconcileLabels {
+    action: ActionLabel,
+    error: ErrorLabel,
+}
+
+/// Labels of one metric computation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct MetricLabels {
+    action: ActionLabel,
+    error: ErrorLabel,
+    metric_type: String,
+}
+
+/// A histogram with upstream's buckets.
+fn upstream_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.001, 2.0, 15))
+}
+
+type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
+
 /// The controller's metrics and their registry.
 pub struct ControllerMetrics {
     registry: Registry,
-    reconciles: Counter,
-    errors: Counter,
-    latency: Histogram,
+    reconciliations: Family<ReconcileLabels, Counter>,
+    reconciliation_duration: Histograms<ReconcileLabels>,
+    metric_computations: Family<MetricLabels, Counter>,
+    metric_computation_duration: Histograms<MetricLabels>,
     tracked: Gauge,
     keys: Mutex<HashSet<String>>,
 }
 
 impl Default for ControllerMetrics {
     fn default() -> Self {
-        let mut registry = Registry::with_prefix("hpa_reference");
-        let reconciles = Counter::default();
-        let errors = Counter::default();
-        let latency = Histogram::new(exponential_buckets(0.0005, 2.0, 14));
+        let mut registry = Registry::default();
+        let reconciliations = Family::<ReconcileLabels, Counter>::default();
+        let reconciliation_duration: Histograms<ReconcileLabels> =
+            Family::new_with_constructor(upstream_histogram);
+        let metric_computations = Family::<MetricLabels, Counter>::default();
+        let metric_computation_duration: Histograms<MetricLabels> =
+            Family::new_with_constructor(upstream_histogram);
         let tracked = Gauge::default();
-        registry.register("reconciles", "Reconciles of HPAs", reconciles.clone());
         registry.register(
-            "reconcile_errors",
-            "Reconciles that reported an error",
-            errors.clone(),
+            format!("{SUBSYSTEM}_reconciliations"),
+            RECONCILIATIONS_HELP,
+            reconciliations.clone(),
         );
         registry.register(
-            "reconcile_duration_seconds",
-            "Time of one reconcile, API calls included",
-            latency.clone(),
+            format!("{SUBSYSTEM}_reconciliation_duration_seconds"),
+            RECONCILIATION_DURATION_HELP,
+            reconciliation_duration.clone(),
         );
         registry.register(
+            format!("{SUBSYSTEM}_metric_computation"),
+            METRIC_COMPUTATIONS_HELP,
+            metric_computations.clone(),
+        );
+        registry.register(
+            format!("{SUBSYSTEM}_metric_computation_duration_seconds"),
+            METRIC_COMPUTATION_DURATION_HELP,
+            metric_computation_duration.clone(),
+        );
+        registry.sub_registry_with_prefix("hpa_reference").register(
             "hpas_tracked",
             "HPAs the controller has reconciled",
             tracked.clone(),
         );
         ControllerMetrics {
             registry,
-            reconciles,
-            errors,
-            latency,
+            reconciliations,
+            reconciliation_duration,
+            metric_computations,
+            metric_computation_duration,
             tracked,
             keys: Mutex::new(HashSet::new()),
         }
@@ -56,13 +124,63 @@ impl Default for ControllerMetrics {
 }
 
 impl ControllerMetrics {
-    /// Records one reconcile.
-    pub fn observe(&self, key: &str, took: Duration, failed: bool) {
-        self.reconciles.inc();
-        if failed {
-            self.errors.inc();
+    /// Records one reconcile (upstream's `ObserveReconciliationResult`).
+    pub fn observe_reconciliation(&self, action: ActionLabel, error: ErrorLabel, took: Duration) {
+        let labels = ReconcileLabels { action, error };
+        self.reconciliations.get_or_create(&labels).inc();
+        self.reconciliation_duration
+            .get_or_create(&labels)
+            .observe(took.as_secs_f64());
+    }
+
+    /// Records one metric computation (upstream's `ObserveMetricComputationResult`).
+    pub fn observe_metric_computation(
+        &self,
+        action: ActionLabel,
+        error: ErrorLabel,
+        took: Duration,
+        metric_type: &str,
+    ) {
+        let labels = MetricLabels {
+            action,
+            error,
+            metric_type: metric_type.to_string(),
+        };
+        self.metric_computations.get_or_create(&labels).inc();
+        self.metric_computation_duration
+            .get_or_create(&labels)
+            .observe(took.as_secs_f64());
+    }
+
+    /// Records everything one reconcile of `hpa` reports: each metric it computed (in spec order;
+    /// `metric_took[i]` is how long metric `i` took) and the reconcile itself, which read `current`
+    /// replicas on the scale and took `took`.
+    pub fn observe_reconcile(
+        &self,
+        hpa: &HorizontalPodAutoscaler,
+        current: i32,
+        decision: &Decision,
+        took: Duration,
+        metric_took: &[Duration],
+    ) {
+        let status_current = hpa
+            .status
+            .as_ref()
+            .and_then(|s| s.current_replicas)
+            .unwrap_or(0);
+        let specs = hpa.spec.metrics.as_deref().unwrap_or_default();
+        for (i, m) in decision.explanation.metrics.iter().enumerate() {
+            let (action, error) = metric_labels(m, status_current);
+            let metric_type = specs.get(i).map_or("", |s| s.type_.as_str());
+            let took = metric_took.get(i).copied().unwrap_or_default();
+            self.observe_metric_computation(action, error, took, metric_type);
         }
-        self.latency.observe(took.as_secs_f64());
+        let (action, error) = reconcile_labels(current, decision);
+        self.observe_reconciliation(action, error, took);
+    }
+
+    /// Counts an HPA as tracked.
+    pub fn track(&self, key: &str) {
         if let Ok(mut keys) = self.keys.lock()
             && keys.insert(key.to_string())
         {
@@ -88,3 +206,6 @@ impl ControllerMetrics {
         out
     }
 }
+
+#[cfg(test)]
+mod tests;
