@@ -123,7 +123,7 @@ kind-deploy SCALE="5":
     kind-config/reference/deploy.sh {{SCALE}}
 
 # Least privilege of the deployed reference: exercise the scale kinds the corpus does not create, then
-# check the API server's audit log against kind-config/reference/rbac.yaml (every rule used, nothing denied).
+# check the API server's audit log against kind-config/reference/base/rbac.yaml (every rule used, nothing denied).
 kind-rbac:
     kind-config/reference/rbac-check.sh
 

@@ -74,7 +74,7 @@ pub enum Command {
         #[arg(long)]
         audit_log: PathBuf,
         /// The RBAC manifests (ClusterRoles and Roles; other objects are ignored).
-        #[arg(long, default_value = "kind-config/reference/rbac.yaml")]
+        #[arg(long, default_value = "kind-config/reference/base/rbac.yaml")]
         rbac: PathBuf,
         /// The user whose requests are checked.
         #[arg(

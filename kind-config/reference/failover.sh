@@ -19,12 +19,15 @@ now_ms() { date +%s%3N; }
 
 cd "$root"
 cargo build -q -p hpa-harness
+# Namespaces of an earlier, interrupted run of this case would be mistaken for this run's.
+kubectl get ns -o name | grep '/hpa-controller-failover-scales-again-' | xargs -r kubectl delete --wait=true >/dev/null || true
 out=target/kind-failover
 mkdir -p "$out"
 target/debug/hpa-conformance run --target cluster --kubeconfig "$KUBECONFIG" --time-scale 5 \
   --report "$out" "$case_file" >"$out/run.txt" 2>&1 &
 run=$!
-trap 'kill $run 2>/dev/null || true' EXIT
+# SIGTERM makes the run remove its namespaces before it ends.
+trap 'kill -TERM $run 2>/dev/null && wait $run 2>/dev/null || true' EXIT
 
 # The case's namespace, once its HPA has scaled 2 → 4 (t = 0).
 ns=

@@ -5,7 +5,7 @@
 # metrics, event and lease rules; this script first exercises the scale rules of the kinds the
 # corpus does not create (StatefulSet, ReplicaSet, ReplicationController: below minReplicas, so
 # the controller reads and writes their scale), then checks with `hpa-conformance rbac-audit`:
-# every request allowed and covered by kind-config/reference/rbac.yaml, every rule used.
+# every request allowed and covered by kind-config/reference/base/rbac.yaml, every rule used.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -64,4 +64,4 @@ mkdir -p target/kind-rbac
 docker exec "$cluster-control-plane" sh -c 'cat /var/log/kubernetes/audit/audit*.log' >target/kind-rbac/audit.log
 log "audit log: $(wc -l <target/kind-rbac/audit.log) lines"
 cargo run -q -p hpa-harness -- rbac-audit --audit-log target/kind-rbac/audit.log \
-  --rbac kind-config/reference/rbac.yaml | tee target/kind-rbac/report.txt
+  --rbac kind-config/reference/base/rbac.yaml | tee target/kind-rbac/report.txt

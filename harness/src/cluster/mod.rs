@@ -55,7 +55,7 @@ pub enum ClusterError {
     /// No usable cluster.
     #[error("cannot use the cluster: {0}")]
     Connect(String),
-    /// Ctrl-C: the run's namespaces were removed.
+    /// Ctrl-C or SIGTERM: the run's namespaces were removed.
     #[error("interrupted; removed the run's namespaces: {0}")]
     Interrupted(String),
 }
@@ -197,6 +197,22 @@ async fn controller_under_test(
     }
 }
 
+/// Ctrl-C (SIGINT) or SIGTERM: either ends the run with its namespaces removed.
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
 /// Runs the cases on the cluster; the results in the cases' order, and the target's description.
 pub fn run_all(
     cases: &[Case],
@@ -333,7 +349,7 @@ async fn run_all_async(
                 }
             }
         } => Ok(()),
-        _ = tokio::signal::ctrl_c() => {
+        _ = interrupted() => {
             tasks.abort_all();
             let names = kube::delete_run_namespaces(&client, &run_id).await;
             Err(ClusterError::Interrupted(names.join(", ")))

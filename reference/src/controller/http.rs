@@ -121,6 +121,9 @@ mod tests {
             ),
             "{text}"
         );
-        assert!(text.contains("hpa_reference_hpas_tracked 1"), "{text}");
+        assert!(
+            text.contains("horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers 1"),
+            "{text}"
+        );
     }
 }

@@ -106,7 +106,7 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
         tracing::info!(%identity, "became leader");
         let renew = candidate.clone();
         let (retry, deadline) = (flags.retry_period, flags.renew_deadline);
-        tokio::spawn(async move {
+        let renewing = tokio::spawn(async move {
             let mut last_renewal = std::time::Instant::now();
             loop {
                 tokio::time::sleep(retry).await;
@@ -126,7 +126,7 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
                 }
             }
         });
-        elector = Some(candidate);
+        elector = Some((candidate, renewing));
     }
     health.ready.store(true, Ordering::Relaxed);
 
@@ -162,7 +162,10 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
         .await;
     // Like client-go's ReleaseOnCancel: a leader that stops hands the Lease back at once, so a
     // standby takes over within its retry period instead of waiting out the lease duration.
-    if let Some(elector) = elector {
+    if let Some((elector, renewing)) = elector {
+        // Stop renewing first, or the next renewal would take the released Lease back.
+        renewing.abort();
+        let _ = renewing.await;
         match elector.release().await {
             Ok(()) => tracing::info!("released the lease"),
             Err(e) => tracing::warn!(error = %e, "could not release the lease"),

@@ -1,7 +1,7 @@
 //! Prometheus metrics of the controller, served on `/metrics`: kube-controller-manager's HPA
 //! controller metrics under upstream's names, labels and buckets (`metrics.go` of
 //! `pkg/controller/podautoscaler/monitor`, Kubernetes 1.36), labelled as [`super::monitor`]
-//! describes, and beside them `hpa_reference_hpas_tracked`.
+//! describes.
 //!
 //! | name | type | labels |
 //! |---|---|---|
@@ -9,7 +9,12 @@
 //! | `horizontal_pod_autoscaler_controller_reconciliation_duration_seconds` | histogram | `action`, `error` |
 //! | `horizontal_pod_autoscaler_controller_metric_computation_total` | counter | `action`, `error`, `metric_type` |
 //! | `horizontal_pod_autoscaler_controller_metric_computation_duration_seconds` | histogram | `action`, `error`, `metric_type` |
-//! | `hpa_reference_hpas_tracked` | gauge | |
+//! | `horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers` | gauge | |
+//! | `horizontal_pod_autoscaler_controller_desired_replicas` | gauge | `namespace`, `hpa_name` |
+//!
+//! The last two are upstream's ALPHA gauges: the HPAs the controller knows (up when one is first
+//! seen, down when it is deleted) and each HPA's desired replicas, set when a reconcile reaches
+//! the status with a decision (not when the scale, the metrics or the scale write failed).
 //!
 //! Both histograms have upstream's buckets, `ExponentialBuckets(0.001, 2, 15)`: 1 ms to 16.384 s.
 //! The text encoder appends `_total` to counter names itself, so they are registered without it.
@@ -30,7 +35,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use super::monitor::{ActionLabel, ErrorLabel, metric_labels, reconcile_labels};
-use crate::decide::Decision;
+use crate::decide::{Decision, Path};
 
 /// Upstream's metrics subsystem.
 pub const SUBSYSTEM: &str = "horizontal_pod_autoscaler_controller";
@@ -48,6 +53,13 @@ const METRIC_COMPUTATION_DURATION_HELP: &str = "[ALPHA] The time(seconds) that t
 struct ReconcileLabels {
     action: ActionLabel,
     error: ErrorLabel,
+}
+
+/// Labels of the desired-replicas gauge.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct HpaLabels {
+    namespace: String,
+    hpa_name: String,
 }
 
 /// Labels of one metric computation.
@@ -73,6 +85,7 @@ pub struct ControllerMetrics {
     metric_computations: Family<MetricLabels, Counter>,
     metric_computation_duration: Histograms<MetricLabels>,
     tracked: Gauge,
+    desired: Family<HpaLabels, Gauge>,
     keys: Mutex<HashSet<String>>,
 }
 
@@ -106,10 +119,16 @@ impl Default for ControllerMetrics {
             METRIC_COMPUTATION_DURATION_HELP,
             metric_computation_duration.clone(),
         );
-        registry.sub_registry_with_prefix("hpa_reference").register(
-            "hpas_tracked",
-            "HPAs the controller has reconciled",
+        registry.register(
+            format!("{SUBSYSTEM}_num_horizontal_pod_autoscalers"),
+            "[ALPHA] Current number of controlled HPA objects",
             tracked.clone(),
+        );
+        let desired = Family::<HpaLabels, Gauge>::default();
+        registry.register(
+            format!("{SUBSYSTEM}_desired_replicas"),
+            "[ALPHA] Current desired replica count for HPA objects",
+            desired.clone(),
         );
         ControllerMetrics {
             registry,
@@ -118,6 +137,7 @@ impl Default for ControllerMetrics {
             metric_computations,
             metric_computation_duration,
             tracked,
+            desired,
             keys: Mutex::new(HashSet::new()),
         }
     }
@@ -177,6 +197,19 @@ impl ControllerMetrics {
         }
         let (action, error) = reconcile_labels(current, decision);
         self.observe_reconciliation(action, error, took);
+        let reached_status = !matches!(
+            decision.explanation.path,
+            Path::ScaleUnavailable | Path::MetricsFailed
+        ) && !decision.events.iter().any(|e| e.reason == "FailedRescale");
+        if reached_status {
+            let labels = HpaLabels {
+                namespace: hpa.metadata.namespace.clone().unwrap_or_default(),
+                hpa_name: hpa.metadata.name.clone().unwrap_or_default(),
+            };
+            self.desired
+                .get_or_create(&labels)
+                .set(i64::from(decision.status.desired_replicas));
+        }
     }
 
     /// Counts an HPA as tracked.
@@ -188,8 +221,14 @@ impl ControllerMetrics {
         }
     }
 
-    /// Forgets an HPA that was deleted.
+    /// Forgets an HPA that was deleted (and its desired-replicas series).
     pub fn forget(&self, key: &str) {
+        if let Some((namespace, name)) = key.split_once('/') {
+            self.desired.remove(&HpaLabels {
+                namespace: namespace.into(),
+                hpa_name: name.into(),
+            });
+        }
         if let Ok(mut keys) = self.keys.lock()
             && keys.remove(key)
         {

@@ -192,11 +192,11 @@ fn with_le<'a>(labels: &[(&'a str, &'a str)], le: &'a str) -> Vec<(&'a str, &'a 
 }
 
 #[test]
-fn the_exposed_families_are_upstreams_and_ours_is_prefixed() {
+fn the_exposed_families_are_upstreams() {
     let metrics = ControllerMetrics::default();
     metrics.track("default/web");
     let h = hpa(vec![external()], 3);
-    reconcile(&metrics, &h, &[reading(10)], Ok(()));
+    let decision = reconcile(&metrics, &h, &[reading(10)], Ok(()));
     let text = metrics.render();
     let mut names: Vec<String> = samples(&text)
         .into_iter()
@@ -212,11 +212,12 @@ fn the_exposed_families_are_upstreams_and_ours_is_prefixed() {
     assert_eq!(
         names,
         [
+            "horizontal_pod_autoscaler_controller_desired_replicas",
             "horizontal_pod_autoscaler_controller_metric_computation_duration_seconds",
             "horizontal_pod_autoscaler_controller_metric_computation_total",
+            "horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers",
             "horizontal_pod_autoscaler_controller_reconciliation_duration_seconds",
             "horizontal_pod_autoscaler_controller_reconciliations_total",
-            "hpa_reference_hpas_tracked",
         ],
         "{text}"
     );
@@ -226,13 +227,48 @@ fn the_exposed_families_are_upstreams_and_ours_is_prefixed() {
         "# TYPE horizontal_pod_autoscaler_controller_reconciliation_duration_seconds histogram\n",
         "# TYPE horizontal_pod_autoscaler_controller_metric_computation counter\n",
         "# TYPE horizontal_pod_autoscaler_controller_metric_computation_duration_seconds histogram\n",
-        "# TYPE hpa_reference_hpas_tracked gauge\n",
+        "# TYPE horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers gauge\n",
+        "# TYPE horizontal_pod_autoscaler_controller_desired_replicas gauge\n",
     ] {
         assert!(text.contains(help), "{help}in\n{text}");
     }
     assert_eq!(
-        value(&text, "hpa_reference_hpas_tracked", &[]).as_deref(),
+        value(
+            &text,
+            "horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers",
+            &[]
+        )
+        .as_deref(),
         Some("1")
+    );
+    let desired = [("namespace", "default"), ("hpa_name", "web")];
+    assert_eq!(
+        value(
+            &text,
+            "horizontal_pod_autoscaler_controller_desired_replicas",
+            &desired
+        ),
+        Some(decision.status.desired_replicas.to_string())
+    );
+    // A deleted HPA leaves the count and takes its series with it.
+    metrics.forget("default/web");
+    let text = metrics.render();
+    assert_eq!(
+        value(
+            &text,
+            "horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers",
+            &[]
+        )
+        .as_deref(),
+        Some("0")
+    );
+    assert_eq!(
+        value(
+            &text,
+            "horizontal_pod_autoscaler_controller_desired_replicas",
+            &desired
+        ),
+        None
     );
 }
 
