@@ -110,6 +110,11 @@ kind-ci:
 images:
     kind-config/scripts/image.sh
 
+# Container-level tests of the images (testcontainers, local engine, nothing pulled): the stub serves its
+# three APIs over TLS, the controller runs non-root on a read-only root fs and answers /healthz.
+image-test: images
+    cargo test -p hpa-conformance-tests --test images -- --ignored
+
 # Load both images into the kind cluster (KIND_CLUSTER_NAME, default hpa-conformance).
 kind-load: images
     for r in hpa-conformance/hpa-reference hpa-conformance/metrics-stub; do \

@@ -317,14 +317,22 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                     p.display()
                 );
             }
+            for p in &r.failures {
+                let _ = writeln!(
+                    out,
+                    "a target failed to run a scenario on every try: {}",
+                    p.display()
+                );
+            }
             let rate = r.scenarios as f64 / r.elapsed.as_secs_f64().max(1e-9);
             let _ = writeln!(
                 out,
-                "fuzz: {} scenarios, {} vs {}, seed {seed}: {} differences, {} flaky, {} rejected ({:.1} s, {rate:.0} scenarios/s)",
+                "fuzz: {} scenarios, {} vs {}, seed {seed}: {} differences, {} target failures, {} flaky, {} rejected ({:.1} s, {rate:.0} scenarios/s)",
                 r.scenarios,
                 ta.name(),
                 tb.name(),
                 r.differences.len(),
+                r.failures.len(),
                 r.flaky.len(),
                 r.rejected,
                 r.elapsed.as_secs_f64()
@@ -332,7 +340,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             for p in &r.differences {
                 let _ = writeln!(out, "shrunk difference written to {}", p.display());
             }
-            Ok(if !r.differences.is_empty() {
+            Ok(if !r.differences.is_empty() || !r.failures.is_empty() {
                 1
             } else if r.rejected > 0 {
                 2

@@ -552,6 +552,10 @@ pub struct FuzzReport {
     /// Differences that did not reproduce on a re-run: the folders holding the scenario and the
     /// traces of every run, for review.
     pub flaky: Vec<PathBuf>,
+    /// Scenarios a target failed to run on every try (a crash, a timeout, a broken answer: not a
+    /// disagreement about the HPA): folders with the scenario and each run's outcome. A failure
+    /// that does not recur is in `flaky` instead.
+    pub failures: Vec<PathBuf>,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -621,6 +625,8 @@ fn fresh_path(dir: &Path, stem: &str, ext: &str) -> PathBuf {
 /// One run of a scenario on both targets, as recorded for a flaky report.
 struct Run {
     difference: Option<(i64, String)>,
+    /// A target that failed to run the scenario at all, and why.
+    failed: Option<String>,
     a: CaseResult,
     b: CaseResult,
 }
@@ -630,8 +636,15 @@ fn run_pair(case: &Case, a: &dyn Target, b: &dyn Target) -> Run {
     let ra = run_case(case, a, &opts);
     let rb = run_case(case, b, &opts);
     let difference = compare(&ra, &rb, a, b);
+    let failed = [(a, &ra), (b, &rb)]
+        .into_iter()
+        .find_map(|(t, r)| match &r.outcome {
+            crate::runner::Outcome::Errored(e) => Some(format!("{} failed: {e}", t.name())),
+            _ => None,
+        });
     Run {
         difference,
+        failed,
         a: ra,
         b: rb,
     }
@@ -660,23 +673,40 @@ fn write_flaky(
     a: &dyn Target,
     b: &dyn Target,
 ) -> Result<PathBuf, FuzzError> {
-    let folder = fresh_path(&dir.join("flaky"), &file.name, "");
+    let heading = format!(
+        "A difference between {} and {} that did not reproduce on every run.",
+        a.name(),
+        b.name()
+    );
+    write_runs(dir, "flaky", &heading, file, runs, a, b)
+}
+
+/// Writes a scenario and every run of it (outcomes and traces) to a fresh folder under
+/// `dir/kind/`; `heading` opens the summary.
+fn write_runs(
+    dir: &Path,
+    kind: &str,
+    heading: &str,
+    file: &CaseFile,
+    runs: &[Run],
+    a: &dyn Target,
+    b: &dyn Target,
+) -> Result<PathBuf, FuzzError> {
+    let folder = fresh_path(&dir.join(kind), &file.name, "");
     std::fs::create_dir_all(&folder)
         .map_err(|e| FuzzError::Write(format!("cannot create {}: {e}", folder.display())))?;
     let scenario = crate::yaml::to_string(file).map_err(FuzzError::Write)?;
     write_new(&folder.join("scenario.yaml"), &scenario)?;
-    let mut summary = format!(
-        "# A difference between {} and {} that did not reproduce on every run.\n",
-        a.name(),
-        b.name()
-    );
+    let mut summary = format!("# {heading}\n");
     for (i, run) in runs.iter().enumerate() {
         summary.push_str(&format!(
             "run {}: {}\n",
             i + 1,
-            run.difference
-                .as_ref()
-                .map_or("no difference".to_string(), |(t, d)| format!("t={t}: {d}"))
+            match (&run.failed, &run.difference) {
+                (Some(why), _) => why.clone(),
+                (None, Some((t, d))) => format!("t={t}: {d}"),
+                (None, None) => "no difference".to_string(),
+            }
         ));
         for (side, result) in [("a", &run.a), ("b", &run.b)] {
             let doc = json!({
@@ -711,6 +741,7 @@ pub fn fuzz(
         rejected: 0,
         differences: Vec::new(),
         flaky: Vec::new(),
+        failures: Vec::new(),
         elapsed: Duration::ZERO,
     };
     let mut checked = false;
@@ -735,9 +766,36 @@ pub fn fuzz(
         let Some(found) = first.difference.clone() else {
             continue;
         };
+        let failed = first.failed.clone();
         let mut runs = vec![first];
         for _ in 0..RECHECKS {
             runs.push(run_pair(&case, a, b));
+        }
+        // A target that could not run the scenario is no disagreement about the HPA: it is a
+        // failure of that target when it recurs on every try, flaky otherwise (e.g. a process
+        // killed or starved under load), and never shrunk as a trace difference.
+        if let Some(why) = failed {
+            if runs.iter().all(|r| r.failed.is_some()) {
+                let heading = format!(
+                    "A target failed to run this scenario on every try ({} vs {}).",
+                    a.name(),
+                    b.name()
+                );
+                let folder = write_runs(out_dir, "failures", &heading, &file, &runs, a, b)?;
+                eprintln!(
+                    "fuzz: scenario {name}: {why} (on every try); scenario and outcomes in {}",
+                    folder.display()
+                );
+                report.failures.push(folder);
+            } else {
+                let folder = write_flaky(out_dir, &file, &runs, a, b)?;
+                eprintln!(
+                    "fuzz: scenario {name}: {why} once, not on a re-run; scenario and outcomes in {}",
+                    folder.display()
+                );
+                report.flaky.push(folder);
+            }
+            continue;
         }
         if runs.iter().any(|r| r.difference.as_ref() != Some(&found)) {
             let folder = write_flaky(out_dir, &file, &runs, a, b)?;

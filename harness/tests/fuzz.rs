@@ -209,3 +209,71 @@ fn fuzz_never_overwrites_a_case_and_a_target_that_cannot_start_is_an_error() {
     assert!(e.to_string().contains("cannot start"), "{e}");
     assert!(!out.exists(), "nothing written for an unusable target");
 }
+
+/// The core, except that sessions whose number `crash(n)` picks fail their first tick, as a
+/// process that dies or times out would (session 0 is the preflight's).
+struct Crashing(std::sync::atomic::AtomicUsize, fn(usize) -> bool);
+
+impl Target for Crashing {
+    fn name(&self) -> String {
+        "crashing".into()
+    }
+    fn gate_support(&self) -> GateSupport {
+        GateSupport::PerCase
+    }
+    fn start(&self, case: &Case, settings: &Settings) -> Result<Box<dyn Session>, TargetError> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let inner = CoreTarget.start(case, settings)?;
+        if (self.1)(n) {
+            Ok(Box::new(Dies))
+        } else {
+            Ok(inner)
+        }
+    }
+}
+
+struct Dies;
+
+impl Session for Dies {
+    fn tick(&mut self, _: &Snapshot) -> Result<TickOutcome, TargetError> {
+        Err(TargetError::failed("the implementation exited (signal 9)"))
+    }
+}
+
+#[test]
+fn a_target_that_fails_to_run_is_a_target_failure_or_flaky_never_a_shrunk_difference() {
+    let out: PathBuf = std::env::temp_dir().join(format!("fuzz-crash-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+
+    // Once (the first scenario's first run), not on the re-runs: flaky, with the reason.
+    let once = Crashing(std::sync::atomic::AtomicUsize::new(0), |n| n == 1);
+    let report = fuzz(&CoreTarget, &once, 5, 3, &out, true).expect("fuzz");
+    assert!(report.differences.is_empty(), "{:?}", report.differences);
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert_eq!(report.flaky.len(), 1, "{:?}", report.flaky);
+    let summary = std::fs::read_to_string(report.flaky[0].join("summary.txt")).unwrap();
+    assert!(
+        summary.contains("run 1: crashing failed:") && summary.contains("signal 9"),
+        "{summary}"
+    );
+    assert!(summary.contains("run 2: no difference"), "{summary}");
+
+    // Every time: a target failure (the run fails), reported with the scenario, not shrunk.
+    let always = Crashing(std::sync::atomic::AtomicUsize::new(0), |n| n > 0);
+    let report = fuzz(&CoreTarget, &always, 5, 2, &out, true).expect("fuzz");
+    assert!(report.differences.is_empty(), "{:?}", report.differences);
+    assert_eq!(report.failures.len(), 2, "{:?}", report.failures);
+    let folder = &report.failures[0];
+    assert!(
+        folder.starts_with(out.join("failures")),
+        "{}",
+        folder.display()
+    );
+    hpa_harness::case::load_case(&folder.join("scenario.yaml")).expect("scenario loads");
+    let summary = std::fs::read_to_string(folder.join("summary.txt")).unwrap();
+    assert!(
+        summary.contains("failed to run this scenario on every try"),
+        "{summary}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}

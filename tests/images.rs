@@ -1,0 +1,208 @@
+//! Container-level tests of the images `just images` builds, run with testcontainers on the local
+//! Docker engine (nothing is pulled): the metrics stub image serves its three APIs over TLS, and
+//! the controller image starts as its non-root user on a read-only root file system with every
+//! capability dropped and answers `/healthz`. They need the images and an engine, so `cargo test`
+//! lists them as ignored; `just image-test` (which CI runs after `just images`) runs them.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use testcontainers::core::{AccessMode, IntoContainerPort, Mount, WaitFor};
+use testcontainers::runners::AsyncRunner;
+use testcontainers::{GenericImage, ImageExt};
+
+/// The image's configured user, from the engine.
+fn image_user(image: &str) -> anyhow::Result<String> {
+    let out = std::process::Command::new("docker")
+        .args(["image", "inspect", "-f", "{{.Config.User}}", image])
+        .output()
+        .context("docker image inspect")?;
+    if !out.status.success() {
+        bail!(
+            "{image} is not built: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// One HTTP/1.1 GET over `stream`: the status code and the body.
+fn get(mut stream: impl Read + Write, path: &str) -> anyhow::Result<(u16, String)> {
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut raw = Vec::new();
+    // A TLS peer that closes without close_notify is an error after the whole answer arrived.
+    if let Err(e) = stream.read_to_end(&mut raw)
+        && raw.is_empty()
+    {
+        return Err(e.into());
+    }
+    let text = String::from_utf8_lossy(&raw).to_string();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .with_context(|| format!("no status line in {text:?}"))?;
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    Ok((status, body))
+}
+
+/// Polls `f` until it succeeds or 30 s pass.
+fn eventually<T>(mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<T> {
+    let start = Instant::now();
+    loop {
+        match f() {
+            Ok(v) => return Ok(v),
+            Err(e) if start.elapsed() > Duration::from_secs(30) => return Err(e),
+            Err(_) => std::thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs `just images` and a Docker engine: run `just image-test`"]
+async fn the_stub_image_serves_the_three_metrics_apis_over_tls_as_non_root() -> anyhow::Result<()> {
+    let image = "hpa-conformance/metrics-stub:dev";
+    assert_eq!(image_user(image)?, "65532:65532");
+
+    // A certificate the test trusts, mounted read-only for the stub's --tls-cert/--tls-key.
+    let dir = std::env::temp_dir().join(format!("stub-image-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()])?;
+    std::fs::write(dir.join("cert.pem"), cert.cert.pem())?;
+    std::fs::write(dir.join("key.pem"), cert.signing_key.serialize_pem())?;
+    for f in ["cert.pem", "key.pem"] {
+        set_readable(&dir.join(f))?;
+    }
+
+    let container = GenericImage::new("hpa-conformance/metrics-stub", "dev")
+        .with_exposed_port(8443.tcp())
+        .with_wait_for(WaitFor::Nothing)
+        .with_mount(
+            Mount::bind_mount(dir.display().to_string(), "/tls")
+                .with_access_mode(AccessMode::ReadOnly),
+        )
+        .with_cmd([
+            "--listen=0.0.0.0:8443",
+            "--tls-cert=/tls/cert.pem",
+            "--tls-key=/tls/key.pem",
+        ])
+        .with_readonly_rootfs(true)
+        .with_cap_drop("ALL")
+        .start()
+        .await?;
+    let port = container.get_host_port_ipv4(8443.tcp()).await?;
+
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert.cert.der().clone())?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = Arc::new(
+        rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()?
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    );
+    let https_get = |path: &str| -> anyhow::Result<(u16, String)> {
+        let name = rustls::pki_types::ServerName::try_from("localhost")?;
+        let conn = rustls::ClientConnection::new(config.clone(), name)?;
+        let tcp = TcpStream::connect(("127.0.0.1", port))?;
+        tcp.set_read_timeout(Some(Duration::from_secs(5)))?;
+        get(rustls::StreamOwned::new(conn, tcp), path)
+    };
+    eventually(|| https_get("/healthz"))?;
+    for (path, group) in [
+        ("/apis/metrics.k8s.io/v1beta1", "metrics.k8s.io/v1beta1"),
+        (
+            "/apis/custom.metrics.k8s.io/v1beta2",
+            "custom.metrics.k8s.io/v1beta2",
+        ),
+        (
+            "/apis/external.metrics.k8s.io/v1beta1",
+            "external.metrics.k8s.io/v1beta1",
+        ),
+    ] {
+        let (status, body) = https_get(path)?;
+        assert_eq!(status, 200, "{path}: {body}");
+        let doc: serde_json::Value = serde_json::from_str(&body)?;
+        assert_eq!(doc["kind"], "APIResourceList", "{path}: {body}");
+        assert_eq!(doc["groupVersion"], group, "{path}: {body}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+#[tokio::test]
+#[ignore = "needs `just images` and a Docker engine: run `just image-test`"]
+async fn the_controller_image_runs_as_non_root_on_a_read_only_root_and_answers_healthz()
+-> anyhow::Result<()> {
+    let image = "hpa-conformance/hpa-reference:dev";
+    assert_eq!(image_user(image)?, "65532:65532");
+
+    // A kubeconfig for an API server that is not there: the controller starts, serves its
+    // probes, and is not ready (it cannot reach the API server to stand for leadership). The
+    // image has no system CA bundle (FROM scratch): a kubeconfig must carry its cluster's CA, as
+    // the in-cluster service account does (here: any CA, nothing answers anyway).
+    let dir = std::env::temp_dir().join(format!("controller-image-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(
+        dir.join("kubeconfig"),
+        "apiVersion: v1\nkind: Config\nclusters: [{name: none, cluster: {server: 'https://127.0.0.1:1', certificate-authority: /config/ca.crt}}]\n\
+         users: [{name: none, user: {token: none}}]\n\
+         contexts: [{name: none, context: {cluster: none, user: none}}]\ncurrent-context: none\n",
+    )?;
+    let ca = rcgen::generate_simple_self_signed(vec!["none".to_string()])?;
+    std::fs::write(dir.join("ca.crt"), ca.cert.pem())?;
+    for f in ["kubeconfig", "ca.crt"] {
+        set_readable(&dir.join(f))?;
+    }
+
+    let container = GenericImage::new("hpa-conformance/hpa-reference", "dev")
+        .with_exposed_port(8080.tcp())
+        .with_wait_for(WaitFor::Nothing)
+        .with_mount(
+            Mount::bind_mount(dir.display().to_string(), "/config")
+                .with_access_mode(AccessMode::ReadOnly),
+        )
+        .with_env_var("KUBECONFIG", "/config/kubeconfig")
+        .with_cmd(["--leader-elect=true", "--leader-elect-retry-period=1s"])
+        .with_readonly_rootfs(true)
+        .with_cap_drop("ALL")
+        .start()
+        .await?;
+    let port = container.get_host_port_ipv4(8080.tcp()).await?;
+    let http_get = |path: &str| -> anyhow::Result<(u16, String)> {
+        let tcp = TcpStream::connect(("127.0.0.1", port))?;
+        tcp.set_read_timeout(Some(Duration::from_secs(5)))?;
+        get(tcp, path)
+    };
+    let (status, body) = eventually(|| http_get("/healthz"))?;
+    assert_eq!((status, body.trim()), (200, "ok"));
+    let (status, _) = http_get("/readyz")?;
+    assert_eq!(status, 503, "not ready without an API server");
+    let (status, metrics) = http_get("/metrics")?;
+    assert_eq!(status, 200);
+    assert!(
+        metrics.contains("horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers"),
+        "{metrics}"
+    );
+    // Still running: the process neither crashed on the read-only root nor on the missing API.
+    assert!(container.is_running().await?, "the controller exited");
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+#[cfg(unix)]
+fn set_readable(path: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))?;
+    Ok(())
+}
