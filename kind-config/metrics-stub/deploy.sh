@@ -5,12 +5,10 @@
 # Tools: kind and kubectl from ${HPA_CONFORMANCE_CACHE:-~/.cache/hpa-conformance}/bin (built by
 # the kind recipes) or PATH; kubeconfig .cache/kind/kubeconfig (written by `just kind-up`).
 set -euo pipefail
+source "$(dirname "$0")/../scripts/common.sh"
+use_cluster
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-export PATH="${HPA_CONFORMANCE_CACHE:-$HOME/.cache/hpa-conformance}/bin:$PATH"
-export KUBECONFIG=${KUBECONFIG:-$root/.cache/kind/kubeconfig}
-cluster=${KIND_CLUSTER_NAME:-hpa-conformance}
-log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+root=$REPO_ROOT
 
 [ -s "$KUBECONFIG" ] || { log "no kubeconfig at $KUBECONFIG: run \`just kind-up\` first"; exit 1; }
 

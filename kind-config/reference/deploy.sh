@@ -6,13 +6,11 @@
 # (metrics-stub/deploy.sh), applies this kustomization (x5/ for SCALE=5), rolls the controller when
 # its binary changed, and waits until both replicas are Ready and one holds the Lease.
 set -euo pipefail
+source "$(dirname "$0")/../scripts/common.sh"
+use_cluster
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-export PATH="${HPA_CONFORMANCE_CACHE:-$HOME/.cache/hpa-conformance}/bin:$PATH"
-export KUBECONFIG=${KUBECONFIG:-$root/.cache/kind/kubeconfig}
-cluster=${KIND_CLUSTER_NAME:-hpa-conformance}
+root=$REPO_ROOT
 scale=${1:-5}
-log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 [ -s "$KUBECONFIG" ] || { log "no kubeconfig at $KUBECONFIG: run \`just kind-up cluster-x5-no-hpa.yaml\` first"; exit 1; }
 case $scale in

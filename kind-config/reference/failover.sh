@@ -8,13 +8,12 @@
 #   - SuccessfulRescale was recorded exactly twice (no double scale by two leaders).
 # Prints the takeover time. Reports in target/kind-failover/.
 set -euo pipefail
+source "$(dirname "$0")/../scripts/common.sh"
+use_cluster
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-export PATH="${HPA_CONFORMANCE_CACHE:-$HOME/.cache/hpa-conformance}/bin:$PATH"
-export KUBECONFIG=${KUBECONFIG:-$root/.cache/kind/kubeconfig}
+root=$REPO_ROOT
 case_file=cases/lifecycle/controller-failover-scales-again.yaml
 lease_seconds=3
-log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 now_ms() { date +%s%3N; }
 
 cd "$root"

@@ -7,13 +7,11 @@
 # the controller reads and writes their scale), then checks with `hpa-conformance rbac-audit`:
 # every request allowed and covered by kind-config/reference/base/rbac.yaml, every rule used.
 set -euo pipefail
+source "$(dirname "$0")/../scripts/common.sh"
+use_cluster
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-export PATH="${HPA_CONFORMANCE_CACHE:-$HOME/.cache/hpa-conformance}/bin:$PATH"
-export KUBECONFIG=${KUBECONFIG:-$root/.cache/kind/kubeconfig}
-cluster=${KIND_CLUSTER_NAME:-hpa-conformance}
+root=$REPO_ROOT
 ns=hpa-rbac-check
-log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 cd "$root"
 
 kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null

@@ -60,3 +60,12 @@ k8s_ldflags() {
 
 # Seconds since $1 (an epoch time from `date +%s`).
 since() { echo $(($(date +%s) - $1)); }
+
+# The cluster a script acts on (`cluster`: KIND_CLUSTER_NAME or hpa-conformance) and its
+# kubeconfig as `just kind-up` writes it (KUBECONFIG when set).
+use_cluster() {
+  cluster=${KIND_CLUSTER_NAME:-$CLUSTER_NAME}
+  local kubeconfig=$REPO_ROOT/.cache/kind/kubeconfig
+  [ "$cluster" = "$CLUSTER_NAME" ] || kubeconfig=$kubeconfig-$cluster
+  export KUBECONFIG=${KUBECONFIG:-$kubeconfig}
+}
