@@ -6,6 +6,7 @@
 //! - [`plan`]: what a cluster can pose of a case (else a skip with the reason), and time scaling;
 //! - [`lane`]: one case in its own namespace, its pods on a simulated node, metrics through the
 //!   in-cluster stub (`metrics-stub/`);
+//! - [`progress`]: a status line on a terminal, plain lines otherwise;
 //! - [`rbac`]: least privilege of a deployed controller, from the API server's audit log;
 //! - [`check`]: the case's expectations over the samples, with a timing tolerance of one sync
 //!   period plus a stated margin.
@@ -14,13 +15,13 @@ pub mod check;
 pub mod kube;
 pub mod lane;
 pub mod plan;
+pub mod progress;
 pub mod rbac;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ::kube::Client;
@@ -274,7 +275,7 @@ async fn run_all_async(
     });
 
     let total = runnable.len();
-    let done = Arc::new(AtomicUsize::new(0));
+    let progress = Arc::new(std::sync::Mutex::new(progress::Progress::stderr(total)));
     let permits = Arc::new(tokio::sync::Semaphore::new(opts.parallel.max(1)));
     let tolerance = opts.tolerance();
     let mut tasks = tokio::task::JoinSet::new();
@@ -283,11 +284,14 @@ async fn run_all_async(
         let client = client.clone();
         let settings = opts.settings.clone();
         let permits = Arc::clone(&permits);
-        let done = Arc::clone(&done);
+        let progress = Arc::clone(&progress);
         let ns = namespace_for(&case, &run_id);
         let run_id = run_id.clone();
         tasks.spawn(async move {
             let _permit = permits.acquire_owned().await;
+            if let Ok(mut p) = progress.lock() {
+                p.start(&case.file.name);
+            }
             let at = Instant::now();
             let outcome = match kube::create_namespace(&client, &ns, &run_id).await {
                 Err(e) => Err(e),
@@ -324,20 +328,15 @@ async fn run_all_async(
                     result(&case, outcome, trace, at)
                 }
             };
-            let n = done.fetch_add(1, Ordering::SeqCst) + 1;
             let word = match &r.outcome {
                 Outcome::Passed => "passed",
                 Outcome::Failed(_) => "FAILED",
                 Outcome::Errored(_) => "ERROR",
                 Outcome::Skipped(_) => "skipped",
             };
-            let mut err = std::io::stderr();
-            let _ = writeln!(
-                err,
-                "cluster: [{n}/{total}] {word} {} ({:.0} s)",
-                r.name,
-                r.elapsed.as_secs_f64()
-            );
+            if let Ok(mut p) = progress.lock() {
+                p.finish(&r.name, word, r.elapsed.as_secs_f64());
+            }
             (i, r)
         });
     }
@@ -355,6 +354,9 @@ async fn run_all_async(
             Err(ClusterError::Interrupted(names.join(", ")))
         }
     };
+    if let Ok(mut p) = progress.lock() {
+        p.close();
+    }
     heartbeat.abort();
     kube::delete_sim_node(&client).await;
     outcome?;
