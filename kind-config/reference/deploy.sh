@@ -4,7 +4,8 @@
 # (kind-config/cluster-no-hpa.yaml, or cluster-x5-no-hpa.yaml for SCALE=5). Builds the images when
 # their inputs changed (scripts/image.sh), loads them into the node, deploys the stub
 # (metrics-stub/deploy.sh), applies this kustomization (x5/ for SCALE=5), rolls the controller when
-# its binary changed, and waits until both replicas are Ready and one holds the Lease.
+# its binary changed, and waits until both replicas are Ready, no pod of an earlier rollout is left
+# and a current pod holds the Lease.
 set -euo pipefail
 source "$(dirname "$0")/../scripts/common.sh"
 use_cluster
@@ -42,10 +43,20 @@ kubectl apply -k "$kustomization"
 kubectl -n hpa-reference patch deployment hpa-reference --type merge \
   -p "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"hpa-conformance/binary\":\"$hash\"}}}}}" >/dev/null
 kubectl -n hpa-reference rollout status deployment/hpa-reference --timeout=180s
-for _ in $(seq 60); do
+# Settled: the pods of an earlier rollout are gone and a current pod holds the Lease. A leader that
+# is still terminating does not reconcile, and a run started now would see its first decisions late.
+holder=
+for _ in $(seq 120); do
+  pods=$(kubectl -n hpa-reference get pods -l app.kubernetes.io/name=hpa-reference \
+    -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.metadata.deletionTimestamp}{"\n"}{end}')
+  live=$(awk 'NF == 1 {print $1}' <<<"$pods")
+  terminating=$(awk 'NF > 1' <<<"$pods" | wc -l)
   holder=$(kubectl -n hpa-reference get lease hpa-reference -o jsonpath='{.spec.holderIdentity}' 2>/dev/null || true)
-  [ -n "$holder" ] && break
+  if [ "$terminating" -eq 0 ] && [ -n "$holder" ] && grep -qx "${holder%_*}" <<<"$live"; then
+    break
+  fi
+  holder=
   sleep 1
 done
-[ -n "$holder" ] || { log "no replica took the Lease hpa-reference within 60 s"; kubectl -n hpa-reference logs -l app.kubernetes.io/name=hpa-reference --tail=20 >&2; exit 1; }
+[ -n "$holder" ] || { log "no settled leader within 120 s (pods: $(tr '\n' ' ' <<<"$pods"), Lease holder: $(kubectl -n hpa-reference get lease hpa-reference -o jsonpath='{.spec.holderIdentity}' 2>/dev/null))"; kubectl -n hpa-reference logs -l app.kubernetes.io/name=hpa-reference --tail=20 >&2; exit 1; }
 log "hpa-reference deployed (x$scale): $(kubectl -n hpa-reference get pods -l app.kubernetes.io/name=hpa-reference --no-headers | awk '{print $1, $2, $3}' | paste -sd' ' -); leader $holder"
