@@ -25,6 +25,13 @@ spec() {
   esac
 }
 
+# Sets repo, package, binary, features, dockerfile and folders for image NAME (exits on an unknown one).
+load_spec() {
+  local line
+  line=$(spec "$1") || exit 2
+  read -r repo package binary features dockerfile folders <<<"$line"
+}
+
 # The inputs' key: the Rust sources and manifests of the input folders, the Dockerfile, the
 # workspace manifest and lockfile.
 inputs_key() {
@@ -42,7 +49,7 @@ report() {
 todo=()
 declare -A key
 for name in "${names[@]}"; do
-  read -r repo package binary features dockerfile folders <<<"$(spec "$name")"
+  load_spec "$name"
   # shellcheck disable=SC2086
   key[$name]=$(inputs_key "$dockerfile" $folders)
   if docker image inspect "$repo:src-${key[$name]}" >/dev/null 2>&1; then
@@ -65,7 +72,7 @@ if [ ${#todo[@]} -gt 0 ]; then
   fi
   args=()
   for name in "${todo[@]}"; do
-    read -r repo package binary features dockerfile folders <<<"$(spec "$name")"
+    load_spec "$name"
     args+=(-p "$package")
     [ "$features" = - ] || args+=(--features "$features")
   done
@@ -73,7 +80,7 @@ if [ ${#todo[@]} -gt 0 ]; then
   CARGO_PROFILE_RELEASE_STRIP=symbols \
     cargo build --release --target "$target" "${args[@]}"
   for name in "${todo[@]}"; do
-    read -r repo package binary features dockerfile folders <<<"$(spec "$name")"
+    load_spec "$name"
     bin="target/$target/release/$binary"
     if file "$bin" 2>/dev/null | grep -q 'dynamically linked'; then
       echo "image.sh: $bin is not static" >&2
@@ -89,7 +96,7 @@ if [ ${#todo[@]} -gt 0 ]; then
 fi
 
 for name in "${names[@]}"; do
-  read -r repo package binary features dockerfile folders <<<"$(spec "$name")"
+  load_spec "$name"
   hash=$(docker image inspect -f '{{index .Config.Labels "hpa-conformance.binary"}}' "$repo:src-${key[$name]}")
   report "$repo:$hash"
 done
