@@ -38,10 +38,34 @@ hash=${built%% *}
 hash=${hash##*:}
 kind load docker-image --name "$cluster" "hpa-conformance/hpa-reference:$hash" "hpa-conformance/hpa-reference:dev"
 
-kubectl apply -k "$kustomization"
-# The Deployment runs :dev; the annotation rolls it when (and only when) the binary changed.
-kubectl -n hpa-reference patch deployment hpa-reference --type merge \
-  -p "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"hpa-conformance/binary\":\"$hash\"}}}}}" >/dev/null
+# The Deployment runs :dev; an annotation with the binary's hash rolls it when (and only when) the
+# binary changed. It is applied with the manifests (a kustomization over the chosen one), so a first
+# deploy is one rollout.
+overlay=$REPO_ROOT/.cache/kind/deploy
+mkdir -p "$overlay"
+base=$(realpath --relative-to="$overlay" "$kustomization")
+cat >"$overlay/kustomization.yaml" <<EOF
+# Written by kind-config/reference/deploy.sh: $base with the binary's hash.
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - $base
+patches:
+  - target:
+      kind: Deployment
+      name: hpa-reference
+    patch: |-
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata:
+        name: hpa-reference
+      spec:
+        template:
+          metadata:
+            annotations:
+              hpa-conformance/binary: "$hash"
+EOF
+kubectl apply -k "$overlay"
 kubectl -n hpa-reference rollout status deployment/hpa-reference --timeout=180s
 # Settled: the pods of an earlier rollout are gone and a current pod holds the Lease. A leader that
 # is still terminating does not reconcile, and a run started now would see its first decisions late.
