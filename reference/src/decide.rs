@@ -636,6 +636,13 @@ pub fn decide_with(
 }
 
 impl Decision {
+    /// Whether the reconcile ended early with its error (a failed scale read, metrics computation
+    /// or scale write) instead of reaching the status it computed; upstream only observes the
+    /// desired replicas of a reconcile that got that far.
+    pub fn ended_early(&self) -> bool {
+        self.ended
+    }
+
     /// A failed status write (upstream's `updateStatusIfNeeded`): a Warning event
     /// `FailedUpdateStatus` with the API's message, in the order upstream records it (before
     /// `FailedComputeMetricsReplicas`: upstream writes the status first there), and the error the

@@ -11,11 +11,11 @@ use k8s_openapi::api::autoscaling::v1::Scale;
 use k8s_openapi::api::autoscaling::v2::{
     CrossVersionObjectReference, HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus, MetricSpec,
 };
-use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time as KubeTime};
 use kube::Client;
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::{Api, PostParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use serde::Deserialize;
 
@@ -130,20 +130,6 @@ pub async fn write_scale(
         }
     }
     Err("the scale kept conflicting".into())
-}
-
-/// The pods matching the selector.
-pub async fn list_pods(client: &Client, ns: &str, selector: &str) -> Result<Vec<Pod>, String> {
-    let api: Api<Pod> = Api::namespaced(client.clone(), ns);
-    api.list(&ListParams::default().labels(selector))
-        .await
-        .map(|l| l.items)
-        .map_err(|e| {
-            format!(
-                "unable to get pods while calculating replica count: {}",
-                message(&e)
-            )
-        })
 }
 
 #[derive(Debug, Deserialize)]

@@ -101,7 +101,7 @@ mod tests {
             get(router(health.clone()), "/readyz").await.0,
             StatusCode::OK
         );
-        metrics.track("default/web");
+        metrics.set_tracked(1);
         metrics.observe_reconciliation(
             ActionLabel::None,
             ErrorLabel::Internal,

@@ -15,6 +15,7 @@ pub mod flags;
 pub mod http;
 pub mod leader;
 pub mod monitor;
+pub mod pods;
 pub mod run;
 pub mod telemetry;
 
@@ -65,7 +66,11 @@ pub struct Context {
     /// The pod selector of every HPA reconciled so far, by key (upstream's selector store): more
     /// than one HPA selecting the same pods makes the selector ambiguous.
     pub selectors: Mutex<HashMap<String, crate::selector::Selector>>,
-    /// When each HPA is due for its next reconcile (wall clock: scheduling only).
+    /// Where the pods come from: an informer's cache in the deployed controller (as upstream's pod
+    /// lister), or a LIST per reconcile (tests against a mocked API).
+    pub pods: pods::PodSource,
+    /// When each HPA is due for its next reconcile (wall clock: scheduling only). Its keys are the
+    /// HPAs the controller knows (the `num_horizontal_pod_autoscalers` gauge counts them).
     due: Mutex<HashMap<String, std::time::Instant>>,
 }
 
@@ -81,6 +86,7 @@ impl Context {
             metrics: Arc::new(ControllerMetrics::default()),
             events: events::Recorder::new("horizontal-pod-autoscaler"),
             selectors: Mutex::new(HashMap::new()),
+            pods: pods::PodSource::List,
             due: Mutex::new(HashMap::new()),
         }
     }
@@ -96,6 +102,7 @@ impl Context {
         match due.get(key) {
             None => {
                 due.insert(key.to_string(), now + period);
+                self.metrics.set_tracked(due.len());
                 Some(period)
             }
             Some(at) if *at > now => Some(*at - now),
@@ -112,6 +119,7 @@ impl Context {
     pub fn forget(&self, key: &str) {
         if let Ok(mut due) = self.due.lock() {
             due.remove(key);
+            self.metrics.set_tracked(due.len());
         }
         if let Ok(mut memory) = self.memory.lock() {
             memory.remove(key);
@@ -144,7 +152,6 @@ pub async fn reconcile_once(
 ) -> Result<Decision, Error> {
     let started = std::time::Instant::now();
     let (key, ns, _) = key_of(hpa);
-    ctx.metrics.track(&key);
     let now = ctx.clock.now();
     let target = &hpa.spec.scale_target_ref;
 
@@ -163,7 +170,7 @@ pub async fn reconcile_once(
         .filter(|s| !s.is_empty());
     let (pods, apis, fetch_took) = match &selector {
         Some(sel) => {
-            let pods = match api::list_pods(&ctx.client, &ns, sel).await {
+            let pods = match ctx.pods.list(&ctx.client, &ns, sel).await {
                 Ok(pods) => pods,
                 Err(e) => {
                     ctx.metrics.observe_reconciliation(
@@ -355,7 +362,21 @@ mod tests {
         );
         // Other HPAs have their own schedule; a forgotten one starts over.
         assert_eq!(ctx.not_yet("ns/other", t0 + period), Some(period));
+        assert_eq!(tracked(&ctx), "2");
         ctx.forget("ns/web");
+        assert_eq!(tracked(&ctx), "1");
         assert_eq!(ctx.not_yet("ns/web", t0 + 2 * period), Some(period));
+        assert_eq!(tracked(&ctx), "2");
+    }
+
+    /// The `num_horizontal_pod_autoscalers` gauge's value.
+    fn tracked(ctx: &Context) -> String {
+        let name = "horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers ";
+        ctx.metrics
+            .render()
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap_or("absent")
+            .to_string()
     }
 }

@@ -1,19 +1,23 @@
-//! Running the controller: the HPA watch (reconciling each HPA every sync period, and at once when
-//! its spec changes — status writes do not trigger it), leader election, the health and metrics
-//! server, and a graceful shutdown on SIGTERM or Ctrl-C.
+//! Running the controller: leader election, then the pod cache and the HPA watch (reconciling each
+//! HPA on upstream's schedule), the health and metrics server, and a graceful shutdown on SIGTERM
+//! or Ctrl-C.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use futures::StreamExt;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
+use kube::runtime::WatchStreamExt;
 use kube::runtime::controller::{Config as ControllerConfig, Controller};
+use kube::runtime::reflector;
 use kube::runtime::watcher::{self, watcher};
 
 use super::flags::Flags;
 use super::http::{Health, serve};
 use super::leader::Elector;
+use super::pods::{self, PodSource};
 use super::{Context, SystemClock, error_policy, reconcile};
 
 /// Structured logs to stderr (`RUST_LOG` filters; default `info`).
@@ -42,11 +46,7 @@ async fn shutdown_signal(mut rx: tokio::sync::watch::Receiver<bool>) {
 pub async fn run(flags: Flags) -> anyhow::Result<()> {
     let settings = flags.settings().map_err(anyhow::Error::msg)?;
     let client = kube::Client::try_default().await?;
-    let ctx = Arc::new(Context::new(
-        client.clone(),
-        Arc::new(SystemClock),
-        settings,
-    ));
+    let mut ctx = Context::new(client.clone(), Arc::new(SystemClock), settings);
     let health = Arc::new(Health {
         ready: false.into(),
         metrics: ctx.metrics.clone(),
@@ -128,29 +128,39 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
         });
         elector = Some((candidate, renewing));
     }
-    health.ready.store(true, Ordering::Relaxed);
 
-    let api: Api<HorizontalPodAutoscaler> = match &flags.namespace {
-        Some(ns) => Api::namespaced(client, ns),
-        None => Api::all(client),
+    let (hpas, pods): (Api<HorizontalPodAutoscaler>, Api<Pod>) = match &flags.namespace {
+        Some(ns) => (
+            Api::namespaced(client.clone(), ns),
+            Api::namespaced(client, ns),
+        ),
+        None => (Api::all(client.clone()), Api::all(client)),
     };
-    // Every change of an HPA wakes the controller; `reconcile` itself keeps upstream's schedule
-    // (first reconcile one sync period after the HPA appears, then every sync period).
-    // Deleted HPAs are forgotten (the controller's watch does not report deletions).
-    let deletions = {
-        let (api, ctx) = (api.clone(), ctx.clone());
-        tokio::spawn(async move {
-            let mut events = std::pin::pin!(watcher(api, watcher::Config::default()));
-            while let Some(event) = events.next().await {
-                if let Ok(watcher::Event::Delete(hpa)) = event {
-                    let (key, _, _) = super::key_of(&hpa);
-                    tracing::debug!(hpa = %key, "deleted: forgotten");
-                    ctx.forget(&key);
-                }
+    // The pods from an informer's cache, synced before the first reconcile (upstream's pod lister).
+    let (store, pod_watch) = pods::cache(pods);
+    let pod_watch = tokio::spawn(pod_watch);
+    if store.wait_until_ready().await.is_err() {
+        anyhow::bail!("the pod cache stopped before it synced");
+    }
+    tracing::info!(pods = store.len(), "pod cache synced");
+    health.ready.store(true, Ordering::Relaxed);
+    ctx.pods = PodSource::Cache(store);
+    let ctx = Arc::new(ctx);
+    // One HPA watch: every change of an HPA wakes the controller (`reconcile` itself keeps
+    // upstream's schedule: first reconcile one sync period after the HPA appears, then every sync
+    // period), and a deleted HPA is forgotten.
+    let (reader, writer) = reflector::store();
+    let forget = ctx.clone();
+    let trigger = reflector::reflector(writer, watcher(hpas, watcher::Config::default()))
+        .inspect(move |event| {
+            if let Ok(watcher::Event::Delete(hpa)) = event {
+                let (key, _, _) = super::key_of(hpa);
+                tracing::debug!(hpa = %key, "deleted: forgotten");
+                forget.forget(&key);
             }
         })
-    };
-    Controller::new(api, watcher::Config::default())
+        .applied_objects();
+    Controller::for_stream(trigger, reader)
         .with_config(ControllerConfig::default().concurrency(flags.concurrent_syncs))
         .graceful_shutdown_on(shutdown_signal(stop_rx))
         .run(reconcile, error_policy, ctx)
@@ -171,7 +181,7 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
             Err(e) => tracing::warn!(error = %e, "could not release the lease"),
         }
     }
-    deletions.abort();
+    pod_watch.abort();
     let _ = server.await;
     Ok(())
 }

@@ -21,8 +21,6 @@
 //! The exposition is OpenMetrics text: a counter's `# TYPE` line names it without `_total` and a
 //! bucket's `le` label comes first; the series are upstream's.
 
-use std::collections::HashSet;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
@@ -35,7 +33,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use super::monitor::{ActionLabel, ErrorLabel, metric_labels, reconcile_labels};
-use crate::decide::{Decision, Path};
+use crate::decide::Decision;
 
 /// Upstream's metrics subsystem.
 pub const SUBSYSTEM: &str = "horizontal_pod_autoscaler_controller";
@@ -86,7 +84,6 @@ pub struct ControllerMetrics {
     metric_computation_duration: Histograms<MetricLabels>,
     tracked: Gauge,
     desired: Family<HpaLabels, Gauge>,
-    keys: Mutex<HashSet<String>>,
 }
 
 impl Default for ControllerMetrics {
@@ -138,7 +135,6 @@ impl Default for ControllerMetrics {
             metric_computation_duration,
             tracked,
             desired,
-            keys: Mutex::new(HashSet::new()),
         }
     }
 }
@@ -197,11 +193,7 @@ impl ControllerMetrics {
         }
         let (action, error) = reconcile_labels(current, decision);
         self.observe_reconciliation(action, error, took);
-        let reached_status = !matches!(
-            decision.explanation.path,
-            Path::ScaleUnavailable | Path::MetricsFailed
-        ) && !decision.events.iter().any(|e| e.reason == "FailedRescale");
-        if reached_status {
+        if !decision.ended_early() {
             let labels = HpaLabels {
                 namespace: hpa.metadata.namespace.clone().unwrap_or_default(),
                 hpa_name: hpa.metadata.name.clone().unwrap_or_default(),
@@ -212,27 +204,18 @@ impl ControllerMetrics {
         }
     }
 
-    /// Counts an HPA as tracked.
-    pub fn track(&self, key: &str) {
-        if let Ok(mut keys) = self.keys.lock()
-            && keys.insert(key.to_string())
-        {
-            self.tracked.set(keys.len() as i64);
-        }
+    /// Sets how many HPAs the controller knows (`num_horizontal_pod_autoscalers`).
+    pub fn set_tracked(&self, count: usize) {
+        self.tracked.set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
-    /// Forgets an HPA that was deleted (and its desired-replicas series).
+    /// Forgets the desired-replicas series of an HPA that was deleted.
     pub fn forget(&self, key: &str) {
         if let Some((namespace, name)) = key.split_once('/') {
             self.desired.remove(&HpaLabels {
                 namespace: namespace.into(),
                 hpa_name: name.into(),
             });
-        }
-        if let Ok(mut keys) = self.keys.lock()
-            && keys.remove(key)
-        {
-            self.tracked.set(keys.len() as i64);
         }
     }
 
