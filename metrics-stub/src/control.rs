@@ -227,6 +227,18 @@ pub struct RequestCounts {
     pub requests: BTreeMap<String, u64>,
 }
 
+/// `GET /control/request-times`: when each namespace's metric paths were last requested (every
+/// namespace at once: one poll for a benchmark of a thousand HPAs).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RequestTimes {
+    /// Namespace → the instants (Unix milliseconds, oldest first) of its last
+    /// [`REQUEST_TIMES_KEPT`] metric requests.
+    pub namespaces: BTreeMap<String, Vec<i64>>,
+}
+
+/// How many request instants the stub keeps per namespace.
+pub const REQUEST_TIMES_KEPT: usize = 256;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,8 @@
 //!   under its namespace. `/openapi/v2` and `/openapi/v3` are empty documents. Anything else is
 //!   `404 page not found`.
 //! - The control API: `GET /control/namespaces`; `PUT`, `GET`, `DELETE
-//!   /control/namespaces/{ns}`; `GET`, `DELETE /control/namespaces/{ns}/requests`.
+//!   /control/namespaces/{ns}`; `GET`, `DELETE /control/namespaces/{ns}/requests`; `GET
+//!   /control/request-times` (every namespace's last metric request instants).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -84,6 +85,7 @@ pub fn router(store: Arc<Store>) -> Router {
             "/control/namespaces/{ns}/requests",
             get(get_counts).delete(delete_counts),
         )
+        .route("/control/request-times", get(get_times))
         .fallback(api)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(middleware::from_fn(log_request))
@@ -173,6 +175,10 @@ async fn delete_document(State(store): State<Arc<Store>>, Path(ns): Path<String>
 
 async fn get_counts(State(store): State<Arc<Store>>, Path(ns): Path<String>) -> Reply {
     Reply::json(200, &store.counts(&ns))
+}
+
+async fn get_times(State(store): State<Arc<Store>>) -> Reply {
+    Reply::json(200, &store.times())
 }
 
 async fn delete_counts(State(store): State<Arc<Store>>, Path(ns): Path<String>) -> Reply {

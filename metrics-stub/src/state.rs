@@ -1,13 +1,13 @@
-//! The stub's memory: one control document per namespace, request counts per namespace, and the
-//! clock that stamps `creationTimestamp` (fixed in tests).
+//! The stub's memory: one control document per namespace, request counts and times per namespace,
+//! and the clock that stamps `creationTimestamp` and requests (fixed in tests).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as KubeTime;
 use k8s_openapi::jiff::Timestamp;
 
-use crate::control::{ControlDocument, RequestCounts};
+use crate::control::{ControlDocument, REQUEST_TIMES_KEPT, RequestCounts, RequestTimes};
 
 /// Where "now" comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +39,7 @@ impl Clock {
 pub struct Store {
     docs: RwLock<BTreeMap<String, Arc<ControlDocument>>>,
     counts: Mutex<BTreeMap<String, BTreeMap<String, u64>>>,
+    times: Mutex<BTreeMap<String, VecDeque<i64>>>,
     clock: Clock,
 }
 
@@ -48,6 +49,7 @@ impl Store {
         Store {
             docs: RwLock::new(BTreeMap::new()),
             counts: Mutex::new(BTreeMap::new()),
+            times: Mutex::new(BTreeMap::new()),
             clock,
         }
     }
@@ -104,8 +106,17 @@ impl Store {
             .collect()
     }
 
-    /// Counts one request of a namespace.
+    /// Counts one request of a namespace, and keeps its instant.
     pub fn count(&self, namespace: &str, target: &str) {
+        let at = self.clock.now().0.as_millisecond();
+        {
+            let mut times = self.times.lock().unwrap_or_else(PoisonError::into_inner);
+            let kept = times.entry(namespace.to_string()).or_default();
+            if kept.len() == REQUEST_TIMES_KEPT {
+                kept.pop_front();
+            }
+            kept.push_back(at);
+        }
         *self
             .counts
             .lock()
@@ -129,8 +140,25 @@ impl Store {
         }
     }
 
-    /// Forgets the namespace's request counts.
+    /// The last request instants of every namespace.
+    pub fn times(&self) -> RequestTimes {
+        RequestTimes {
+            namespaces: self
+                .times
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .map(|(ns, t)| (ns.clone(), t.iter().copied().collect()))
+                .collect(),
+        }
+    }
+
+    /// Forgets the namespace's request counts and times.
     pub fn reset_counts(&self, namespace: &str) {
+        self.times
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(namespace);
         self.counts
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

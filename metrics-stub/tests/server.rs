@@ -647,6 +647,22 @@ async fn the_control_api() {
             "/apis/metrics.k8s.io/v1beta1/namespaces/case/pods?labelSelector=app=web": 2
         }})
     );
+    // Their instants (the stub's fixed clock), every namespace at once; discovery is not counted.
+    let times = stub.get("/control/request-times").await.json();
+    let case = times["namespaces"]["case"]
+        .as_array()
+        .expect("the namespace's times");
+    assert_eq!(case.len(), 3, "{times}");
+    assert!(
+        case.iter()
+            .all(|t| t.as_i64() == case[0].as_i64() && t.as_i64() > Some(0)),
+        "{times}"
+    );
+    assert_eq!(
+        times["namespaces"].as_object().map(|o| o.len()),
+        Some(1),
+        "{times}"
+    );
     let reset = stub
         .request(
             Method::DELETE,
@@ -656,6 +672,10 @@ async fn the_control_api() {
         )
         .await;
     assert_eq!(reset.json(), json!({"requests": {}}));
+    assert_eq!(
+        stub.get("/control/request-times").await.json(),
+        json!({"namespaces": {}})
+    );
 
     let deleted = stub
         .request(Method::DELETE, "/control/namespaces/case", None, None)
