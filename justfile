@@ -34,8 +34,11 @@ snapshots:
     find tests/snapshots -name '*.snap.new' | sort
 
 # Benchmarks (all, or those named: corpus, decision, upstream, fuzz): printed figures, no assertions.
+# `just bench kind-scale [HPAS]`: the scale benchmark on kind, kube-controller-manager's HPA
+# controller vs the deployed reference (kind-config/scripts/kind-scale.sh; ~25 min for 1,000 HPAs).
 bench *WHICH:
-    cargo bench -p hpa-harness --bench corpus -- {{WHICH}}
+    set -- {{WHICH}}; if [ "${1:-}" = kind-scale ]; then shift; kind-config/scripts/kind-scale.sh "$@"; \
+        else cargo bench -p hpa-harness --bench corpus -- "$@"; fi
 
 # Build the upstream HPA adapter (Go; k8s.io/kubernetes pinned in adapters/upstream/go.mod).
 upstream:
@@ -81,14 +84,14 @@ kind-check:
 # Reports in target/kind-smoke/ (report.json, junit.xml).
 kind-smoke SCALE="5" *ARGS:
     cargo run -q -p hpa-harness -- run --target cluster --kubeconfig .cache/kind/kubeconfig \
-        --time-scale {{SCALE}} --report target/kind-smoke {{ARGS}} \
+        --time-scale {{SCALE}} --feature-gates HPAScaleToZero=true --report target/kind-smoke {{ARGS}} \
         $(grep -v '^#' kind-config/smoke.txt | grep .)
 
 # The whole corpus on the kind cluster (cases a cluster cannot pose are skipped with the reason).
 # Reports in target/kind-test/.
 kind-test SCALE="5" *ARGS:
     cargo run -q --release -p hpa-harness -- run --target cluster --kubeconfig .cache/kind/kubeconfig \
-        --time-scale {{SCALE}} --report target/kind-test {{ARGS}} cases
+        --time-scale {{SCALE}} --feature-gates HPAScaleToZero=true --report target/kind-test {{ARGS}} cases
 
 # What CI runs on kind, each on a fresh time-scaled cluster removed afterwards whatever the result:
 # 1. kube-controller-manager's HPA controller: the metrics stub, the smoke corpus;

@@ -131,6 +131,9 @@ pub enum Command {
         #[arg(long, default_value = "../shared/reference/upstream-test-facts.yaml")]
         facts: PathBuf,
     },
+    /// The scale benchmark on kind: `load`, `measure`, `table` (`just bench kind-scale` runs
+    /// them around switching kube-controller-manager's HPA controller for the reference).
+    KindScale(crate::cluster::scale::Args),
     /// Print the JSON Schema of case files (`cases/schema.json`), or with `--protocol` of the
     /// step protocol's messages (`harness/protocol.schema.json`).
     Schema {
@@ -397,6 +400,10 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             } else {
                 exit::FAILED
             })
+        }
+        Command::KindScale(args) => {
+            crate::cluster::scale::run(args, out).map_err(usage)?;
+            Ok(exit::PASSED)
         }
         Command::Schema { protocol } => {
             let text = if protocol {

@@ -22,7 +22,7 @@ cargo build -q -p hpa-harness
 kubectl get ns -o name | grep '/hpa-controller-failover-scales-again-' | xargs -r kubectl delete --wait=true >/dev/null || true
 out=target/kind-failover
 mkdir -p "$out"
-target/debug/hpa-conformance run --target cluster --kubeconfig "$KUBECONFIG" --time-scale 5 \
+target/debug/hpa-conformance run --target cluster --kubeconfig "$KUBECONFIG" --time-scale 5 --feature-gates HPAScaleToZero=true \
   --report "$out" "$case_file" >"$out/run.txt" 2>&1 &
 run=$!
 # SIGTERM makes the run remove its namespaces before it ends.

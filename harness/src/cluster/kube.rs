@@ -156,6 +156,7 @@ pub fn workload_resource(kind: WorkloadKind) -> ApiResource {
     let gvk = match kind {
         WorkloadKind::Deployment => GroupVersionKind::gvk("apps", "v1", "Deployment"),
         WorkloadKind::ReplicaSet => GroupVersionKind::gvk("apps", "v1", "ReplicaSet"),
+        WorkloadKind::StatefulSet => GroupVersionKind::gvk("apps", "v1", "StatefulSet"),
         WorkloadKind::ReplicationController => {
             GroupVersionKind::gvk("", "v1", "ReplicationController")
         }
@@ -194,11 +195,17 @@ pub async fn create_workload(
         WorkloadKind::ReplicationController => json!(labels),
         _ => json!({"matchLabels": labels}),
     };
-    let obj = json!({
+    let mut obj = json!({
         "apiVersion": ar.api_version, "kind": ar.kind,
         "metadata": {"name": name, "namespace": ns},
         "spec": {"replicas": replicas, "selector": selector, "template": template}
     });
+    if kind == WorkloadKind::StatefulSet {
+        // Pods created and removed together (the default, OrderedReady, waits for each pod to be
+        // Ready before the next); `serviceName` is required, the Service itself is not.
+        obj["spec"]["podManagementPolicy"] = json!("Parallel");
+        obj["spec"]["serviceName"] = json!(name);
+    }
     let obj: DynamicObject = serde_json::from_value(obj).map_err(|e| e.to_string())?;
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
     api.create(&PostParams::default(), &obj)

@@ -17,6 +17,7 @@ pub mod lane;
 pub mod plan;
 pub mod progress;
 pub mod rbac;
+pub mod scale;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -81,18 +82,26 @@ impl ClusterOptions {
 }
 
 async fn connect(opts: &ClusterOptions) -> Result<(Client, String), ClusterError> {
+    connect_to(opts.kubeconfig.as_deref(), opts.context.as_deref()).await
+}
+
+/// A client for `context` of `kubeconfig` (defaults: `$KUBECONFIG` or `~/.kube/config`, its
+/// current context), checked by asking the API server its version; and the context's name.
+pub async fn connect_to(
+    kubeconfig: Option<&std::path::Path>,
+    context: Option<&str>,
+) -> Result<(Client, String), ClusterError> {
     let options = KubeConfigOptions {
-        context: opts.context.clone(),
+        context: context.map(str::to_string),
         ..KubeConfigOptions::default()
     };
-    let kubeconfig = match &opts.kubeconfig {
+    let kubeconfig = match kubeconfig {
         Some(p) => Kubeconfig::read_from(p)
             .map_err(|e| ClusterError::Connect(format!("{}: {e}", p.display())))?,
         None => Kubeconfig::read().map_err(|e| ClusterError::Connect(e.to_string()))?,
     };
-    let context = opts
-        .context
-        .clone()
+    let context = context
+        .map(str::to_string)
         .or_else(|| kubeconfig.current_context.clone())
         .unwrap_or_else(|| "(current)".into());
     let config = ::kube::Config::from_custom_kubeconfig(kubeconfig, &options)
@@ -163,10 +172,11 @@ pub fn plan_all(
 async fn controller_under_test(
     client: &::kube::Client,
     settings: &ClusterSettings,
+    gates: &hpa_reference::FeatureGates,
 ) -> Result<String, ClusterError> {
     let kcm = match kube::controller_manager_args(client).await {
         Some(args) => {
-            plan::check_controller_manager(&args, settings).map_err(ClusterError::Connect)?
+            plan::check_controller_manager(&args, settings, gates).map_err(ClusterError::Connect)?
         }
         None => {
             return Ok(
@@ -185,7 +195,7 @@ async fn controller_under_test(
                 .into(),
         ),
         [(name, args)] => {
-            plan::check_controller(name, args, settings).map_err(ClusterError::Connect)?;
+            plan::check_controller(name, args, settings, gates).map_err(ClusterError::Connect)?;
             Ok(format!(" — controller: Deployment {name}"))
         }
         many => Err(ClusterError::Connect(format!(
@@ -250,7 +260,7 @@ async fn run_all_async(
     }
     let (client, context) = connect(opts).await?;
     let mut description = opts.describe(&context);
-    description.push_str(&controller_under_test(&client, &opts.settings).await?);
+    description.push_str(&controller_under_test(&client, &opts.settings, &opts.gates).await?);
     if runnable.is_empty() {
         return Ok((description, results.into_values().collect()));
     }

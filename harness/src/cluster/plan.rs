@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use hpa_reference::Settings;
+use hpa_reference::settings::{FeatureGates, GATE_NAMES};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use serde_json::Value;
 
@@ -61,8 +62,12 @@ impl ClusterSettings {
 /// Checks kube-controller-manager's command line against the settings the run assumes. `Ok(false)`
 /// when its HPA controller is disabled (another controller, e.g. the deployed reference, is the one
 /// under test and its settings are not on this command line).
-pub fn check_controller_manager(args: &[String], want: &ClusterSettings) -> Result<bool, String> {
-    check_controller("kube-controller-manager", args, want)
+pub fn check_controller_manager(
+    args: &[String],
+    want: &ClusterSettings,
+    gates: &FeatureGates,
+) -> Result<bool, String> {
+    check_controller("kube-controller-manager", args, want, gates)
 }
 
 /// The same check for the command line of another HPA controller that takes kube-controller-manager's
@@ -71,6 +76,7 @@ pub fn check_controller(
     who: &str,
     args: &[String],
     want: &ClusterSettings,
+    gates: &FeatureGates,
 ) -> Result<bool, String> {
     let flag = |name: &str| -> Option<&str> {
         args.iter()
@@ -118,6 +124,29 @@ pub fn check_controller(
             ));
         }
     }
+    // The HPA's feature gates: the command line's, else Kubernetes 1.36's defaults.
+    let mut have = FeatureGates::KUBERNETES_1_36;
+    for (name, v) in flag("feature-gates")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|g| g.split_once('='))
+    {
+        // Other gates (the cluster's own business) are not the run's to check.
+        if let (true, Ok(v)) = (GATE_NAMES.contains(&name.trim()), v.trim().parse::<bool>()) {
+            let _ = have.set(name.trim(), v);
+        }
+    }
+    for name in GATE_NAMES {
+        let (h, w) = (
+            have.get(name).unwrap_or_default(),
+            gates.get(name).unwrap_or_default(),
+        );
+        if h != w {
+            return Err(format!(
+                "{who} runs with {name}={h} but this run assumes {name}={w}: pass --feature-gates {name}={h} (the kind config's featureGates)"
+            ));
+        }
+    }
     if let Some(t) = flag("horizontal-pod-autoscaler-tolerance") {
         let have: f64 = t
             .parse()
@@ -150,6 +179,9 @@ pub enum WorkloadKind {
     ReplicaSet,
     /// `v1` ReplicationController.
     ReplicationController,
+    /// `apps/v1` StatefulSet (created with `podManagementPolicy: Parallel`, so its controller
+    /// creates and removes pods at once, as the case's world does, instead of one by one).
+    StatefulSet,
 }
 
 /// Why a case cannot run on a cluster, or the plan to run it.
@@ -245,9 +277,10 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
         ("apps/v1", "Deployment") => WorkloadKind::Deployment,
         ("apps/v1", "ReplicaSet") => WorkloadKind::ReplicaSet,
         ("v1", "ReplicationController") => WorkloadKind::ReplicationController,
+        ("apps/v1", "StatefulSet") => WorkloadKind::StatefulSet,
         (v, k) => {
             return Err(format!(
-                "scales a {k} ({v}); the cluster lane creates Deployments, ReplicaSets and ReplicationControllers"
+                "scales a {k} ({v}); the cluster lane creates Deployments, ReplicaSets, StatefulSets and ReplicationControllers"
             ));
         }
     };
@@ -381,6 +414,7 @@ mod tests {
 
     #[test]
     fn controller_manager_flags_must_match_the_time_scale() {
+        let k136 = FeatureGates::KUBERNETES_1_36;
         let args: Vec<String> = [
             "kube-controller-manager",
             "--controllers=*,bootstrapsigner,tokencleaner",
@@ -392,24 +426,74 @@ mod tests {
         .map(String::from)
         .to_vec();
         assert_eq!(
-            check_controller_manager(&args, &ClusterSettings::defaults_scaled(5)),
+            check_controller_manager(&args, &ClusterSettings::defaults_scaled(5), &k136),
             Ok(true)
         );
-        let e = check_controller_manager(&args, &ClusterSettings::defaults_scaled(1)).unwrap_err();
+        let e = check_controller_manager(&args, &ClusterSettings::defaults_scaled(1), &k136)
+            .unwrap_err();
         assert!(
             e.contains("--horizontal-pod-autoscaler-sync-period=3s"),
             "{e}"
         );
         let defaults = vec!["kube-controller-manager".to_string()];
         assert_eq!(
-            check_controller_manager(&defaults, &ClusterSettings::defaults_scaled(1)),
+            check_controller_manager(&defaults, &ClusterSettings::defaults_scaled(1), &k136),
             Ok(true)
         );
         let off = vec!["--controllers=*,-horizontal-pod-autoscaler-controller".to_string()];
         assert_eq!(
-            check_controller_manager(&off, &ClusterSettings::defaults_scaled(3)),
+            check_controller_manager(&off, &ClusterSettings::defaults_scaled(3), &k136),
             Ok(false)
         );
+    }
+
+    #[test]
+    fn controller_feature_gates_must_match_the_run() {
+        let k136 = FeatureGates::KUBERNETES_1_36;
+        let mut zero = k136;
+        zero.set("HPAScaleToZero", true).unwrap();
+        let s = ClusterSettings::defaults_scaled(1);
+        let on = vec!["--feature-gates=SomethingElse=true,HPAScaleToZero=true".to_string()];
+        assert_eq!(check_controller("kcm", &on, &s, &zero), Ok(true));
+        let e = check_controller("kcm", &on, &s, &k136).unwrap_err();
+        assert!(
+            e.contains(
+                "kcm runs with HPAScaleToZero=true but this run assumes HPAScaleToZero=false"
+            ),
+            "{e}"
+        );
+        let e = check_controller("kcm", &[], &s, &zero).unwrap_err();
+        assert!(e.contains("--feature-gates HPAScaleToZero=false"), "{e}");
+        assert_eq!(check_controller("kcm", &[], &s, &k136), Ok(true));
+    }
+
+    #[rstest::rstest]
+    #[case::statefulset("docs/docs-statefulset-target.yaml", Ok(WorkloadKind::StatefulSet))]
+    #[case::deployment("behavior/policy-walkdown.yaml", Ok(WorkloadKind::Deployment))]
+    #[case::daemonset(
+        "docs/docs-daemonset-not-scalable.yaml",
+        Err("makes the scale subresource fail at t=0")
+    )]
+    fn scale_targets_the_lane_creates(
+        #[case] file: &str,
+        #[case] want: Result<WorkloadKind, &str>,
+    ) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../cases")
+            .join(file);
+        let case = crate::case::load_case(&path).expect("a corpus case");
+        let settings = crate::runner::resolve_settings(
+            &case,
+            crate::target::GateSupport::PerCase,
+            &crate::runner::RunOptions::default(),
+        )
+        .expect("settings");
+        let got = plan(&case, &settings, &ClusterSettings::defaults_scaled(1)).map(|p| p.kind);
+        match (got, want) {
+            (Ok(k), Ok(w)) => assert_eq!(k, w),
+            (Err(e), Err(w)) => assert!(e.contains(w), "{e}"),
+            (got, want) => panic!("{file}: got {got:?}, want {want:?}"),
+        }
     }
 
     #[test]

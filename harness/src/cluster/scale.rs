@@ -1,0 +1,708 @@
+//! The scale benchmark on kind (`just bench kind-scale`): N HPAs, each in its own namespace with a
+//! Deployment of simulated pods (bound to the harness's simulated node, Running and Ready) and a
+//! Pods metric served by the metrics stub; then, per controller, how late each HPA's reconciles
+//! come (from the instants the stub saw each namespace's metric requested) and what the
+//! controller's process cost (CPU seconds and peak RSS, read from `/proc` in the kind node).
+//! Printed figures, never a test. `kind-config/scripts/kind-scale.sh` drives it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hpa_metrics_stub::control::{
+    ControlDocument, RequestTimes, SERVICE_NAME, SERVICE_PORT_NAME, SYSTEM_NAMESPACE,
+};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::{Pod, PodSpec};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as KubeTime;
+use kube::Client;
+use kube::api::{Api, ListParams};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::kube as k;
+use super::plan::WorkloadKind;
+use hpa_reference::metrics_api::{ListAnswer, MetricsApis, PodValue};
+
+/// The run label's value on the benchmark's namespaces.
+pub const RUN: &str = "kind-scale";
+/// The Pods metric every HPA scales on (each pod reports exactly the target: no HPA rescales).
+pub const METRIC: &str = "requests_per_second";
+
+/// The benchmark's namespace of HPA `i`.
+pub fn namespace(i: usize) -> String {
+    format!("hpa-scale-{i:05}")
+}
+
+/// What to create.
+#[derive(Debug, Clone, Copy)]
+pub struct Load {
+    /// HPAs (one namespace each).
+    pub hpas: usize,
+    /// Pods per HPA.
+    pub pods: usize,
+    /// Namespaces set up at once.
+    pub parallel: usize,
+}
+
+/// Creates the load (namespaces already there are skipped: a re-run resumes) and returns how
+/// long it took.
+pub async fn create(client: &Client, load: Load) -> Result<Duration, String> {
+    let started = Instant::now();
+    k::ensure_sim_node(client).await?;
+    k::heartbeat(client).await?;
+    k::stub_ready(client).await?;
+    let sem = Arc::new(tokio::sync::Semaphore::new(load.parallel.max(1)));
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..load.hpas {
+        let (client, sem) = (client.clone(), sem.clone());
+        tasks.spawn(async move {
+            let _permit = sem.acquire_owned().await.map_err(|e| e.to_string())?;
+            one(&client, &namespace(i), load.pods).await
+        });
+    }
+    let mut last_beat = Instant::now();
+    let mut done = 0;
+    while let Some(joined) = tasks.join_next().await {
+        joined.map_err(|e| e.to_string())??;
+        done += 1;
+        if done % 100 == 0 || done == load.hpas {
+            eprintln!(
+                "kind-scale: {done}/{} HPAs set up ({:.0} s)",
+                load.hpas,
+                started.elapsed().as_secs_f64()
+            );
+        }
+        if last_beat.elapsed() > Duration::from_secs(10) {
+            k::heartbeat(client).await?;
+            last_beat = Instant::now();
+        }
+    }
+    Ok(started.elapsed())
+}
+
+async fn one(client: &Client, ns: &str, pods: usize) -> Result<(), String> {
+    let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
+    if hpas
+        .get_opt("app")
+        .await
+        .map_err(|e| e.to_string())?
+        .is_some()
+    {
+        return Ok(());
+    }
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    if namespaces
+        .get_opt(ns)
+        .await
+        .map_err(|e| e.to_string())?
+        .is_none()
+    {
+        k::create_namespace(client, ns, RUN).await?;
+    }
+    let labels: BTreeMap<String, String> = [("app".to_string(), "app".to_string())].into();
+    let spec: PodSpec = serde_json::from_value(json!({"containers": [{
+        "name": "app", "image": k::POD_IMAGE,
+        "resources": {"requests": {"cpu": "100m"}}
+    }]}))
+    .map_err(|e| e.to_string())?;
+    let replicas = i32::try_from(pods).map_err(|e| e.to_string())?;
+    if let Err(e) = k::create_workload(
+        client,
+        ns,
+        WorkloadKind::Deployment,
+        "app",
+        replicas,
+        &labels,
+        &spec,
+    )
+    .await
+        && !e.contains("AlreadyExists")
+    {
+        return Err(e);
+    }
+    // The ReplicaSet controller creates the pods; the harness plays their kubelet.
+    let api: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let names = loop {
+        let list = api
+            .list(&ListParams::default().labels("app=app"))
+            .await
+            .map_err(|e| e.to_string())?;
+        if list.items.len() >= pods {
+            break list
+                .items
+                .into_iter()
+                .filter_map(|p| p.metadata.name)
+                .collect::<Vec<_>>();
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "{ns}: {} of {pods} pods after 600 s",
+                list.items.len()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    let started =
+        k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_mins(10);
+    let status = json!({
+        "phase": "Running", "startTime": started.to_string(),
+        "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": started.to_string()}]
+    });
+    for name in &names {
+        k::patch_pod_status(client, ns, name, &status).await?;
+    }
+    let mut doc = ControlDocument::default();
+    let mut values = ListAnswer::<PodValue>::default();
+    for name in &names {
+        doc.pods.insert(name.clone(), labels.clone());
+        values.items.push(PodValue {
+            pod: name.clone(),
+            value: Quantity("10".into()),
+            timestamp: KubeTime(started),
+            window_seconds: None,
+        });
+    }
+    doc.metrics = MetricsApis::default();
+    doc.metrics.pods.insert(METRIC.into(), values);
+    k::put_stub(client, ns, &doc).await?;
+    let hpa: HorizontalPodAutoscaler = serde_json::from_value(json!({
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "app"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "app"},
+            "minReplicas": 1, "maxReplicas": replicas.saturating_mul(2),
+            "metrics": [{"type": "Pods", "pods": {
+                "metric": {"name": METRIC},
+                "target": {"type": "AverageValue", "averageValue": "10"}
+            }}]
+        }
+    }))
+    .map_err(|e| e.to_string())?;
+    k::create_hpa(client, ns, &hpa).await
+}
+
+/// Keeps the simulated node Ready (its kubelet's heartbeat) until the process is stopped.
+pub async fn keep_node(client: &Client) -> ! {
+    loop {
+        if let Err(e) = k::heartbeat(client).await {
+            eprintln!("kind-scale: heartbeat: {e}");
+        }
+        tokio::time::sleep(Duration::from_secs(10)).await;
+    }
+}
+
+/// Every namespace's last metric request instants, from the stub.
+pub async fn request_times(client: &Client) -> Result<RequestTimes, String> {
+    let path = format!(
+        "/api/v1/namespaces/{SYSTEM_NAMESPACE}/services/https:{SERVICE_NAME}:{SERVICE_PORT_NAME}/proxy/control/request-times"
+    );
+    let req = http::Request::get(path)
+        .body(Vec::new())
+        .map_err(|e| e.to_string())?;
+    let text = client
+        .request_text(req)
+        .await
+        .map_err(|e| format!("reading the stub's request times: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("the stub's request times: {e}"))
+}
+
+/// Waits until every one of `hpas` namespaces has had a metric request after `since_ms` (each HPA
+/// reconciled at least once by the controller now running), or `timeout`.
+pub async fn wait_all_reconciled(
+    client: &Client,
+    hpas: usize,
+    since_ms: i64,
+    timeout: Duration,
+) -> Result<Duration, String> {
+    let started = Instant::now();
+    loop {
+        let times = request_times(client).await?;
+        let done = (0..hpas)
+            .filter(|i| {
+                times
+                    .namespaces
+                    .get(&namespace(*i))
+                    .and_then(|t| t.last())
+                    .is_some_and(|t| *t > since_ms)
+            })
+            .count();
+        if done == hpas {
+            return Ok(started.elapsed());
+        }
+        if started.elapsed() > timeout {
+            return Err(format!(
+                "only {done} of {hpas} HPAs reconciled within {} s",
+                timeout.as_secs()
+            ));
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// How late the reconciles in a window came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Lateness {
+    /// HPAs of the load.
+    pub hpas: usize,
+    /// HPAs with at least two reconciles in the window (an interval to measure).
+    pub measured: usize,
+    /// Intervals between consecutive reconciles of one HPA, in the window.
+    pub intervals: usize,
+    /// Median of (interval − sync period), seconds.
+    pub p50: f64,
+    /// 99th percentile, seconds.
+    pub p99: f64,
+    /// The largest, seconds.
+    pub max: f64,
+    /// HPAs whose every interval was within one sync period plus one second.
+    pub on_time: usize,
+}
+
+/// The lateness of each HPA's reconciles between `from_ms` and `to_ms` (Unix ms), against `period`.
+pub fn lateness(
+    times: &RequestTimes,
+    hpas: usize,
+    from_ms: i64,
+    to_ms: i64,
+    period: Duration,
+) -> Lateness {
+    let period_s = period.as_secs_f64();
+    let mut late: Vec<f64> = Vec::new();
+    let (mut measured, mut on_time) = (0, 0);
+    for i in 0..hpas {
+        let Some(t) = times.namespaces.get(&namespace(i)) else {
+            continue;
+        };
+        let inside: Vec<i64> = t
+            .iter()
+            .copied()
+            .filter(|t| (from_ms..=to_ms).contains(t))
+            .collect();
+        if inside.len() < 2 {
+            continue;
+        }
+        measured += 1;
+        let mut worst = f64::MIN;
+        for w in inside.windows(2) {
+            let l = (w[1] - w[0]) as f64 / 1000.0 - period_s;
+            worst = worst.max(l);
+            late.push(l);
+        }
+        if worst <= 1.0 {
+            on_time += 1;
+        }
+    }
+    late.sort_by(f64::total_cmp);
+    let pick = |q: f64| -> f64 {
+        if late.is_empty() {
+            return f64::NAN;
+        }
+        let idx = ((late.len() as f64 - 1.0) * q).round() as usize;
+        late[idx.min(late.len() - 1)]
+    };
+    Lateness {
+        hpas,
+        measured,
+        intervals: late.len(),
+        p50: pick(0.5),
+        p99: pick(0.99),
+        max: late.last().copied().unwrap_or(f64::NAN),
+        on_time,
+    }
+}
+
+/// One process's cost, read from `/proc` in the kind node.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ProcessCost {
+    /// Its PID in the node.
+    pub pid: u32,
+    /// CPU seconds (user + system) since it started.
+    pub cpu_seconds: f64,
+    /// Peak resident set (`VmHWM`), bytes.
+    pub peak_rss: u64,
+    /// Resident set now (`VmRSS`), bytes.
+    pub rss: u64,
+}
+
+/// Clock ticks per second of `/proc/<pid>/stat` (Linux's USER_HZ on every platform kind runs on).
+const USER_HZ: f64 = 100.0;
+
+/// Parses `/proc/<pid>/stat` and `/proc/<pid>/status` into a cost.
+pub fn parse_proc(pid: u32, stat: &str, status: &str) -> Result<ProcessCost, String> {
+    // Fields after the command name (which may hold spaces) start at `) `.
+    let rest = stat
+        .rsplit_once(") ")
+        .map(|(_, r)| r)
+        .ok_or_else(|| format!("pid {pid}: unreadable stat {stat:?}"))?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of stat; `rest` starts at field 3.
+    let tick = |i: usize| -> Result<f64, String> {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|v| v as f64 / USER_HZ)
+            .ok_or_else(|| format!("pid {pid}: stat field {} missing", i + 3))
+    };
+    let kib = |key: &str| -> Result<u64, String> {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|v| v * 1024)
+            .ok_or_else(|| format!("pid {pid}: no {key} in status"))
+    };
+    Ok(ProcessCost {
+        pid,
+        cpu_seconds: tick(11)? + tick(12)?,
+        peak_rss: kib("VmHWM:")?,
+        rss: kib("VmRSS:")?,
+    })
+}
+
+/// The costs of every process in kind node `node` whose command name (`comm`, 15 characters at
+/// most) is `comm`, read with `docker exec`.
+pub fn processes(node: &str, comm: &str) -> Result<Vec<ProcessCost>, String> {
+    let script = format!(
+        "for d in /proc/[0-9]*; do [ \"$(cat $d/comm 2>/dev/null)\" = '{comm}' ] || continue; \
+         echo \"@@ ${{d#/proc/}}\"; cat $d/stat; echo @@; cat $d/status; done"
+    );
+    let out = std::process::Command::new("docker")
+        .args(["exec", node, "sh", "-c", &script])
+        .output()
+        .map_err(|e| format!("docker exec {node}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "docker exec {node}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut costs = Vec::new();
+    for block in text.split("@@ ").skip(1) {
+        let (head, rest) = block.split_once('\n').unwrap_or((block, ""));
+        let pid: u32 = head
+            .trim()
+            .parse()
+            .map_err(|e| format!("pid {head:?}: {e}"))?;
+        let (stat, status) = rest.split_once("@@\n").unwrap_or((rest, ""));
+        costs.push(parse_proc(pid, stat, status)?);
+    }
+    Ok(costs)
+}
+
+/// One controller's figures in one window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    /// Which controller (`kube-controller-manager`, `hpa-reference`).
+    pub controller: String,
+    /// The window, seconds.
+    pub window: f64,
+    /// Reconcile lateness in the window.
+    pub lateness: Lateness,
+    /// Per process of the controller: CPU seconds in the window, peak RSS at its end.
+    pub processes: Vec<(u32, f64, u64)>,
+    /// kube-controller-manager's CPU seconds in the same window (its other controllers: the
+    /// baseline when the HPA controller under test is not KCM's).
+    pub kcm_cpu_seconds: f64,
+}
+
+/// What and how long to measure.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// The kind node's container.
+    pub node: String,
+    /// The controller's name in the report.
+    pub controller: String,
+    /// Its processes' command name in the node.
+    pub comm: String,
+    /// Its sync period.
+    pub period: Duration,
+    /// Time between the first full round of reconciles and the window.
+    pub settle: Duration,
+    /// The window.
+    pub window: Duration,
+}
+
+/// Measures the controller `probe` names for its window, after every one of `hpas` HPAs has been
+/// reconciled once since now and the settling time has passed.
+pub async fn measure(client: &Client, probe: &Probe, hpas: usize) -> Result<Figures, String> {
+    let Probe {
+        node,
+        controller,
+        comm,
+        period,
+        settle,
+        window,
+    } = probe.clone();
+    let (node, comm) = (node.as_str(), comm.as_str());
+    let now_ms = || k8s_openapi::jiff::Timestamp::now().as_millisecond();
+    let since = now_ms();
+    let first = wait_all_reconciled(client, hpas, since, Duration::from_secs(600)).await?;
+    eprintln!(
+        "kind-scale: {controller}: every HPA reconciled within {:.0} s; settling {} s",
+        first.as_secs_f64(),
+        settle.as_secs()
+    );
+    tokio::time::sleep(settle).await;
+    let kcm = "kube-controller";
+    let before = processes(node, comm)?;
+    let kcm_before = processes(node, kcm)?;
+    let from = now_ms();
+    eprintln!("kind-scale: {controller}: measuring {} s", window.as_secs());
+    let mut left = window;
+    while !left.is_zero() {
+        let step = left.min(Duration::from_secs(10));
+        tokio::time::sleep(step).await;
+        left -= step;
+        if let Err(e) = k::heartbeat(client).await {
+            eprintln!("kind-scale: heartbeat: {e}");
+        }
+    }
+    let to = now_ms();
+    let after = processes(node, comm)?;
+    let kcm_after = processes(node, kcm)?;
+    let times = request_times(client).await?;
+    let cpu = |b: &[ProcessCost], a: &ProcessCost| -> f64 {
+        b.iter()
+            .find(|p| p.pid == a.pid)
+            .map_or(a.cpu_seconds, |p| a.cpu_seconds - p.cpu_seconds)
+    };
+    let mut procs: Vec<(u32, f64, u64)> = after
+        .iter()
+        .map(|a| (a.pid, cpu(&before, a), a.peak_rss))
+        .collect();
+    procs.sort_by(|x, y| y.1.total_cmp(&x.1));
+    if procs.is_empty() {
+        return Err(format!("no process named {comm} in {node}"));
+    }
+    Ok(Figures {
+        controller: controller.to_string(),
+        window: (to - from) as f64 / 1000.0,
+        lateness: lateness(&times, hpas, from, to, period),
+        processes: procs,
+        kcm_cpu_seconds: kcm_after.iter().map(|a| cpu(&kcm_before, a)).sum(),
+    })
+}
+
+/// The comparison table of two runs (`kcm` with kube-controller-manager's HPA controller,
+/// `reference` with the deployed reference controller).
+pub fn table(kcm: &Figures, reference: &Figures) -> String {
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    let mut out = String::new();
+    let l = |f: &Figures| {
+        format!(
+            "{}/{} HPAs measured, {} on time (every interval ≤ period + 1 s); lateness p50 {:+.2} s, p99 {:+.2} s, max {:+.2} s",
+            f.lateness.measured,
+            f.lateness.hpas,
+            f.lateness.on_time,
+            f.lateness.p50,
+            f.lateness.p99,
+            f.lateness.max
+        )
+    };
+    let (k_cpu, k_rss) = (kcm.processes[0].1, kcm.processes[0].2);
+    let (r_cpu, r_rss) = (reference.processes[0].1, reference.processes[0].2);
+    let hpa_share = k_cpu - reference.kcm_cpu_seconds * kcm.window / reference.window;
+    out.push_str(&format!(
+        "kube-controller-manager (HPA controller on): window {:.0} s; {}\n  CPU {:.1} s ({:.1}% of a core), peak RSS {:.1} MiB (the whole KCM)\n  KCM without its HPA controller, same load: CPU {:.1} s in {:.0} s → the HPA controller's share ≈ {:.1} s\n",
+        kcm.window,
+        l(kcm),
+        k_cpu,
+        100.0 * k_cpu / kcm.window,
+        mib(k_rss),
+        reference.kcm_cpu_seconds,
+        reference.window,
+        hpa_share,
+    ));
+    out.push_str(&format!(
+        "hpa-reference (leader): window {:.0} s; {}\n  CPU {:.1} s ({:.1}% of a core), peak RSS {:.1} MiB",
+        reference.window,
+        l(reference),
+        r_cpu,
+        100.0 * r_cpu / reference.window,
+        mib(r_rss),
+    ));
+    for (pid, cpu, rss) in &reference.processes[1..] {
+        out.push_str(&format!(
+            "; standby pid {pid}: CPU {cpu:.1} s, peak RSS {:.1} MiB",
+            mib(*rss)
+        ));
+    }
+    out.push('\n');
+    out.push_str(&format!(
+        "ratios (reference / KCM): CPU {:.2} of the whole KCM, {:.2} of its HPA share; peak RSS {:.2} of the whole KCM\n",
+        r_cpu / k_cpu,
+        if hpa_share > 0.0 { r_cpu / hpa_share } else { f64::NAN },
+        r_rss as f64 / k_rss as f64,
+    ));
+    out
+}
+
+/// `hpa-conformance kind-scale`: the benchmark's steps (`kind-config/scripts/kind-scale.sh` runs
+/// them in order around switching the controller).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The kubeconfig (default: `$KUBECONFIG` or `~/.kube/config`).
+    #[arg(long, global = true)]
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// Its context (default: the current one).
+    #[arg(long, global = true)]
+    pub context: Option<String>,
+    /// HPAs (one namespace, Deployment and HPA each).
+    #[arg(long, default_value_t = 1000, global = true)]
+    pub hpas: usize,
+    /// The step.
+    #[command(subcommand)]
+    pub step: Step,
+}
+
+/// A step of the benchmark.
+#[derive(Debug, clap::Subcommand)]
+pub enum Step {
+    /// Create the load (a re-run resumes), then keep the simulated node Ready until stopped.
+    Load {
+        /// Simulated pods per HPA.
+        #[arg(long, default_value_t = 10)]
+        pods: usize,
+        /// Namespaces set up at once.
+        #[arg(long, default_value_t = 16)]
+        parallel: usize,
+    },
+    /// Measure the HPA controller now running: wait until it has reconciled every HPA, settle,
+    /// then a window; print its figures as one JSON line.
+    Measure {
+        /// The controller's name in the report.
+        #[arg(long)]
+        controller: String,
+        /// Its processes' command name in the kind node (`/proc/<pid>/comm`).
+        #[arg(long)]
+        comm: String,
+        /// The kind node's container.
+        #[arg(long, default_value = "hpa-conformance-control-plane")]
+        node: String,
+        /// The controller's sync period, seconds.
+        #[arg(long, default_value_t = 15)]
+        sync_period: u64,
+        /// Seconds between the first full round of reconciles and the window.
+        #[arg(long, default_value_t = 30)]
+        settle: u64,
+        /// The measured window, seconds.
+        #[arg(long, default_value_t = 120)]
+        window: u64,
+    },
+    /// Print the comparison of two `measure` outputs.
+    Table {
+        /// kube-controller-manager's figures.
+        kcm: std::path::PathBuf,
+        /// The reference controller's figures.
+        reference: std::path::PathBuf,
+    },
+}
+
+/// Runs a step; `Err` is a problem to print (exit 2 at the command line).
+pub fn run(args: Args, out: &mut dyn std::io::Write) -> Result<(), String> {
+    if let Step::Table { kcm, reference } = &args.step {
+        let read = |p: &std::path::PathBuf| -> Result<Figures, String> {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))
+        };
+        let (kcm, reference) = (read(kcm)?, read(reference)?);
+        if kcm.processes.is_empty() || reference.processes.is_empty() {
+            return Err("a measurement without processes".into());
+        }
+        return write!(out, "{}", table(&kcm, &reference)).map_err(|e| e.to_string());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let (client, _) = super::connect_to(args.kubeconfig.as_deref(), args.context.as_deref())
+            .await
+            .map_err(|e| e.to_string())?;
+        match args.step {
+            Step::Load { pods, parallel } => {
+                let load = Load {
+                    hpas: args.hpas,
+                    pods,
+                    parallel,
+                };
+                let took = create(&client, load).await?;
+                writeln!(
+                    out,
+                    "kind-scale: {} HPAs with {pods} pods each ready in {:.0} s; keeping the simulated node Ready",
+                    args.hpas,
+                    took.as_secs_f64()
+                )
+                .map_err(|e| e.to_string())?;
+                out.flush().map_err(|e| e.to_string())?;
+                keep_node(&client).await
+            }
+            Step::Measure {
+                controller,
+                comm,
+                node,
+                sync_period,
+                settle,
+                window,
+            } => {
+                let probe = Probe {
+                    node,
+                    controller,
+                    comm,
+                    period: Duration::from_secs(sync_period),
+                    settle: Duration::from_secs(settle),
+                    window: Duration::from_secs(window),
+                };
+                let figures = measure(&client, &probe, args.hpas).await?;
+                let line = serde_json::to_string(&figures).map_err(|e| e.to_string())?;
+                writeln!(out, "{line}").map_err(|e| e.to_string())
+            }
+            Step::Table { .. } => unreachable!("handled above"),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lateness_is_measured_between_consecutive_reconciles_inside_the_window() {
+        let mut times = RequestTimes::default();
+        // HPA 0 on time (15 s apart), HPA 1 twice 2 s late, HPA 2 with one reconcile only.
+        times
+            .namespaces
+            .insert(namespace(0), vec![0, 15_000, 30_000, 45_000]);
+        times
+            .namespaces
+            .insert(namespace(1), vec![1_000, 18_000, 35_000]);
+        times.namespaces.insert(namespace(2), vec![5_000]);
+        let l = lateness(&times, 3, 0, 40_000, Duration::from_secs(15));
+        assert_eq!((l.hpas, l.measured, l.intervals, l.on_time), (3, 2, 4, 1));
+        assert_eq!((l.p50, l.max), (2.0, 2.0));
+        assert_eq!(l.p99, 2.0);
+        let none = lateness(&times, 3, 100_000, 200_000, Duration::from_secs(15));
+        assert_eq!((none.measured, none.intervals), (0, 0));
+        assert!(none.p50.is_nan());
+    }
+
+    #[test]
+    fn process_costs_come_from_proc_stat_and_status() {
+        let stat = "4242 (kube-controller) S 1 4242 4242 0 -1 4194560 1 0 0 0 1234 566 0 0 20 0 12 0 100 0 0";
+        let status = "Name:\tkube-controller\nVmHWM:\t  123456 kB\nVmRSS:\t  100000 kB\n";
+        let c = parse_proc(4242, stat, status).unwrap();
+        assert_eq!(c.cpu_seconds, 18.0);
+        assert_eq!(c.peak_rss, 123_456 * 1024);
+        assert_eq!(c.rss, 100_000 * 1024);
+        // A command name with spaces and parentheses does not shift the fields.
+        let odd = "7 (a (b) c) S 1 7 7 0 -1 0 0 0 0 0 50 50 0 0 20 0 1 0 1 0 0";
+        assert_eq!(parse_proc(7, odd, status).unwrap().cpu_seconds, 1.0);
+        assert!(parse_proc(7, "garbage", status).is_err());
+        assert!(parse_proc(4242, stat, "Name: x\n").is_err());
+    }
+}

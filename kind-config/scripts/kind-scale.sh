@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `just bench kind-scale [HPAS]`: the scale benchmark on kind (printed figures, not a test).
+# On one x1 cluster (kind-config/cluster.yaml: KCM's default HPA settings, kube-api-qps 200):
+#  1. the load: HPAS HPAs (default 1000), each in its own namespace with a Deployment of 10
+#     simulated pods (Running, Ready, on the harness's simulated node) and a Pods metric from the
+#     metrics stub at exactly its target (no HPA ever rescales: every reconcile is a steady one);
+#  2. kube-controller-manager's HPA controller: once it has reconciled every HPA, 30 s to settle,
+#     then a 120 s window: each HPA's reconcile intervals (the stub stamps every metric request),
+#     KCM's CPU seconds and peak RSS from /proc in the node;
+#  3. KCM's HPA controller switched off (its static pod manifest edited in the node), the reference
+#     controller deployed (kind-config/reference, 2 replicas, leader election), the same measurement
+#     of its leader, and of KCM without its HPA controller (the baseline of its other controllers);
+#  4. the table, also in target/kind-scale/. The cluster is deleted afterwards (KEEP=1 keeps it).
+# 5,000 HPAs: `just bench kind-scale 5000` (setup ~5× longer; the node's pod count grows to 50,000).
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+hpas=${1:-1000}
+out=$REPO_ROOT/target/kind-scale
+mkdir -p "$out"
+bin=$REPO_ROOT/target/release/hpa-conformance
+
+(cd "$REPO_ROOT" && cargo build -q --release -p hpa-harness)
+"$KIND_CONFIG_DIR/scripts/cluster.sh" up cluster.yaml
+use_cluster
+node=${cluster}-control-plane
+"$KIND_CONFIG_DIR/metrics-stub/deploy.sh"
+
+load_pid=
+cleanup() {
+  [ -z "$load_pid" ] || kill "$load_pid" 2>/dev/null || true
+  if [ "${KEEP:-0}" != 1 ]; then "$KIND_CONFIG_DIR/scripts/cluster.sh" down; fi
+}
+trap cleanup EXIT
+
+started=$(date +%s)
+"$bin" kind-scale --kubeconfig "$KUBECONFIG" --hpas "$hpas" load >"$out/load.log" 2>&1 &
+load_pid=$!
+until grep -q 'ready in' "$out/load.log"; do
+  kill -0 "$load_pid" 2>/dev/null || { cat "$out/load.log" >&2; die "the load failed"; }
+  sleep 2
+done
+log "$(grep 'ready in' "$out/load.log") (script: $(( $(date +%s) - started )) s)"
+
+measure() {
+  "$bin" kind-scale --kubeconfig "$KUBECONFIG" --hpas "$hpas" measure --node "$node" \
+    --controller "$1" --comm "$2" >"$out/$3.json"
+}
+log "measuring kube-controller-manager's HPA controller"
+measure kube-controller-manager kube-controller kcm
+
+log "switching kube-controller-manager's HPA controller off"
+manifest=/etc/kubernetes/manifests/kube-controller-manager.yaml
+docker exec "$node" grep -q -- '--controllers=\*,bootstrapsigner,tokencleaner$' "$manifest" \
+  || die "unexpected --controllers in $manifest"
+docker exec "$node" sed -i \
+  's/--controllers=\*,bootstrapsigner,tokencleaner$/--controllers=*,bootstrapsigner,tokencleaner,-horizontal-pod-autoscaler-controller/' \
+  "$manifest"
+for _ in $(seq 120); do
+  args=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
+    -o jsonpath='{.items[0].spec.containers[0].command}' 2>/dev/null || true)
+  ready=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
+    -o jsonpath='{.items[0].status.containerStatuses[0].ready}' 2>/dev/null || true)
+  if grep -q -- '-horizontal-pod-autoscaler-controller' <<<"$args" && [ "$ready" = true ]; then break; fi
+  sleep 1
+done
+grep -q -- '-horizontal-pod-autoscaler-controller' <<<"$args" || die "kube-controller-manager did not restart without its HPA controller"
+
+log "deploying the reference controller"
+"$KIND_CONFIG_DIR/reference/deploy.sh" 1
+log "measuring the reference controller"
+measure hpa-reference hpa-reference reference
+
+"$bin" kind-scale table "$out/kcm.json" "$out/reference.json" | tee "$out/table.txt"
