@@ -19,7 +19,7 @@ pub mod pods;
 pub mod run;
 pub mod telemetry;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -65,7 +65,7 @@ pub struct Context {
     pub events: events::Recorder,
     /// The pod selector of every HPA reconciled so far, by key (upstream's selector store): more
     /// than one HPA selecting the same pods makes the selector ambiguous.
-    pub selectors: Mutex<HashMap<String, crate::selector::Selector>>,
+    pub selectors: Mutex<BTreeMap<String, crate::selector::Selector>>,
     /// Where the pods come from: an informer's cache in the deployed controller (as upstream's pod
     /// lister), or a LIST per reconcile (tests against a mocked API).
     pub pods: pods::PodSource,
@@ -85,7 +85,7 @@ impl Context {
             mapper: api::Mapper::default(),
             metrics: Arc::new(ControllerMetrics::default()),
             events: events::Recorder::new("horizontal-pod-autoscaler"),
-            selectors: Mutex::new(HashMap::new()),
+            selectors: Mutex::new(BTreeMap::new()),
             pods: pods::PodSource::List,
             due: Mutex::new(HashMap::new()),
         }
@@ -192,7 +192,7 @@ pub async fn reconcile_once(
         }
         None => (Vec::new(), Default::default(), Vec::new()),
     };
-    let views: Vec<PodView> = pods.iter().map(PodView::from_pod).collect();
+    let views: Vec<PodView> = pods.iter().map(|p| p.view.clone()).collect();
     let selecting = selecting_hpas(ctx, &key, &ns, selector.as_deref(), &pods);
     let metric_readings = readings(hpa.spec.metrics.as_deref().unwrap_or_default(), &apis);
 
@@ -263,7 +263,7 @@ fn selecting_hpas(
     key: &str,
     ns: &str,
     selector: Option<&str>,
-    pods: &[k8s_openapi::api::core::v1::Pod],
+    pods: &[Arc<pods::PodEntry>],
 ) -> Vec<String> {
     let Ok(mut all) = ctx.selectors.lock() else {
         return Vec::new();
@@ -274,19 +274,14 @@ fn selecting_hpas(
         }
         _ => return Vec::new(),
     }
+    // The namespace's HPAs only: keys are `namespace/name`, sorted.
     let prefix = format!("{ns}/");
-    let empty = std::collections::BTreeMap::new();
-    let mut keys: Vec<String> = all
-        .iter()
-        .filter(|(k, sel)| {
-            k.starts_with(&prefix)
-                && pods
-                    .iter()
-                    .any(|p| sel.matches(p.metadata.labels.as_ref().unwrap_or(&empty)))
-        })
+    let keys: Vec<String> = all
+        .range(prefix.clone()..)
+        .take_while(|(k, _)| k.starts_with(&prefix))
+        .filter(|(_, sel)| pods.iter().any(|p| sel.matches(&p.labels)))
         .map(|(k, _)| k.clone())
         .collect();
-    keys.sort();
     if keys.len() > 1 { keys } else { Vec::new() }
 }
 

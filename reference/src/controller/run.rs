@@ -17,7 +17,7 @@ use kube::runtime::watcher::{self, watcher};
 use super::flags::Flags;
 use super::http::{Health, serve};
 use super::leader::Elector;
-use super::pods::{self, PodSource};
+use super::pods::{PodCache, PodSource};
 use super::{Context, SystemClock, error_policy, reconcile};
 
 /// Structured logs to stderr (`RUST_LOG` filters; default `info`).
@@ -137,14 +137,12 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
         None => (Api::all(client.clone()), Api::all(client)),
     };
     // The pods from an informer's cache, synced before the first reconcile (upstream's pod lister).
-    let (store, pod_watch) = pods::cache(pods);
+    let (cache, pod_watch) = PodCache::watch(pods);
     let pod_watch = tokio::spawn(pod_watch);
-    if store.wait_until_ready().await.is_err() {
-        anyhow::bail!("the pod cache stopped before it synced");
-    }
-    tracing::info!(pods = store.len(), "pod cache synced");
+    cache.synced().await;
+    tracing::info!(pods = cache.len(), "pod cache synced");
     health.ready.store(true, Ordering::Relaxed);
-    ctx.pods = PodSource::Cache(store);
+    ctx.pods = PodSource::Cache(cache);
     let ctx = Arc::new(ctx);
     // One HPA watch: every change of an HPA wakes the controller (`reconcile` itself keeps
     // upstream's schedule: first reconcile one sync period after the HPA appears, then every sync
