@@ -9,6 +9,7 @@ pub mod cli;
 pub mod cluster;
 pub mod fuzz;
 pub mod lint;
+pub mod profile;
 pub mod protocol;
 pub mod report;
 pub mod runner;

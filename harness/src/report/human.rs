@@ -99,5 +99,13 @@ pub fn render(report: &RunReport) -> String {
         );
     }
     let _ = writeln!(out, "conformance: {p} passed, {f} failed, {s} skipped");
+    if p + f > 0 {
+        let _ = writeln!(
+            out,
+            "profile {}: {}",
+            report.profile,
+            crate::profile::levels_line(&report.results, report.profile)
+        );
+    }
     out
 }

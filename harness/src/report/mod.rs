@@ -18,6 +18,8 @@ pub struct RunReport {
     pub results: Vec<CaseResult>,
     /// Case files that could not be loaded.
     pub bad_input: Vec<LoadError>,
+    /// The conformance profile the cases were judged at ([`crate::profile`]).
+    pub profile: crate::profile::Profile,
 }
 
 impl RunReport {
