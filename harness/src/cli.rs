@@ -65,6 +65,10 @@ pub enum Command {
         /// the highest the implementation supports; `full` for the reference targets).
         #[arg(long)]
         profile: Option<Profile>,
+        /// Reviewed expectations (YAML: case name → why it differs from upstream): the run
+        /// passes when exactly these cases fail (exit 1 otherwise).
+        #[arg(long)]
+        expected_failures: Option<PathBuf>,
         /// Also write `report.json` and `junit.xml` into this folder (created if missing); stdout
         /// keeps the `--format` report. A report that cannot be written is an error (exit 2).
         #[arg(long)]
@@ -444,9 +448,14 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             filter,
             feature_gates,
             profile,
+            expected_failures,
             report: report_dir,
             cluster,
         } => {
+            let expected = match &expected_failures {
+                Some(p) => Some(crate::expected::load(p).map_err(|e| e.to_string())?),
+                None => None,
+            };
             let fixed_gates =
                 hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
             if target == "cluster" {
@@ -493,7 +502,19 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 bad_input,
                 profile: profile.or(judged).unwrap_or_default(),
             };
-            let code = deliver(&report, format, report_dir.as_deref(), out, err)?;
+            let mut code = deliver(&report, format, report_dir.as_deref(), out, err)?;
+            if let (Some(expected), Some(file)) = (&expected, &expected_failures)
+                && code != exit::BAD_INPUT
+                && code != exit::NOTHING_RAN
+            {
+                let verdict = crate::expected::compare(&report.results, expected);
+                let _ = write!(err, "{}", verdict.render(file));
+                code = if verdict.holds() {
+                    exit::PASSED
+                } else {
+                    exit::FAILED
+                };
+            }
             if code == exit::NOTHING_RAN {
                 let why = if loaded == 0 {
                     format!("no case file under {}", shown(&paths))

@@ -7,6 +7,7 @@
 pub mod case;
 pub mod cli;
 pub mod cluster;
+pub mod expected;
 pub mod fuzz;
 pub mod lint;
 pub mod profile;
