@@ -69,6 +69,11 @@ pub enum Command {
         /// passes when exactly these cases fail (exit 1 otherwise).
         #[arg(long)]
         expected_failures: Option<PathBuf>,
+        /// Write a conformance statement: FILE (JSON: corpus commit, implementation and version
+        /// from hello, profile, gates, each level, per folder, every skipped case with its reason),
+        /// FILE with `.md` (a short summary for a README) and `.svg` (a badge).
+        #[arg(long)]
+        claim: Option<PathBuf>,
         /// Also write `report.json` and `junit.xml` into this folder (created if missing); stdout
         /// keeps the `--format` report. A report that cannot be written is an error (exit 2).
         #[arg(long)]
@@ -449,6 +454,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             feature_gates,
             profile,
             expected_failures,
+            claim,
             report: report_dir,
             cluster,
         } => {
@@ -503,6 +509,19 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 profile: profile.or(judged).unwrap_or_default(),
             };
             let mut code = deliver(&report, format, report_dir.as_deref(), out, err)?;
+            if let Some(file) = &claim {
+                let ctx = report::claim::ClaimContext {
+                    implementation: crate::runner::last_implementation(),
+                    fixed_gates: opts.fixed_gates.clone(),
+                    commit: corpus_commit(&paths),
+                };
+                write_report_file(file, &report::claim::json(&report, &ctx))?;
+                write_report_file(
+                    &file.with_extension("md"),
+                    &report::claim::markdown(&report, &ctx),
+                )?;
+                write_report_file(&file.with_extension("svg"), &report::claim::badge(&report))?;
+            }
             if let (Some(expected), Some(file)) = (&expected, &expected_failures)
                 && code != exit::BAD_INPUT
                 && code != exit::NOTHING_RAN
@@ -586,6 +605,30 @@ fn write_reports(report: &RunReport, dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("error: cannot write the report to {}: {e}", dir.display()))?;
     write_report_file(&dir.join("report.json"), &report::json::render(report))?;
     write_report_file(&dir.join("junit.xml"), &report::junit::render(report))
+}
+
+/// The git commit of the corpus's folder (`git rev-parse HEAD`, `-dirty` when cases changed),
+/// when git answers.
+fn corpus_commit(paths: &[PathBuf]) -> Option<String> {
+    let dir = paths.first()?;
+    let dir = if dir.is_dir() {
+        dir.clone()
+    } else {
+        dir.parent()?.to_path_buf()
+    };
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(&dir)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let head = git(&["rev-parse", "HEAD"])?;
+    let dirty = git(&["status", "--porcelain", "--", "."]).is_some_and(|s| !s.is_empty());
+    Some(if dirty { format!("{head}-dirty") } else { head })
 }
 
 /// `run --target cluster`: the real-time lane.

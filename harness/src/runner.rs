@@ -432,6 +432,19 @@ pub fn run_case(case: &Case, target: &dyn Target, opts: &RunOptions) -> CaseResu
     run_case_judged(case, target, opts).0
 }
 
+thread_local! {
+    /// The implementation that answered the last case started on this thread (see
+    /// [`last_implementation`]).
+    static LAST_IMPLEMENTATION: std::cell::RefCell<Option<String>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Who answered (`name version` from `hello`) in the last case this thread started on an
+/// implementation that says it; for conformance statements.
+pub fn last_implementation() -> Option<String> {
+    LAST_IMPLEMENTATION.with(|w| w.borrow().clone())
+}
+
 /// Runs one case on a target and says at which profile it was judged (`None` when it never
 /// started: skipped before its implementation answered). Failures of checks above that profile
 /// are not compared.
@@ -459,6 +472,9 @@ pub fn run_case_judged(
         Err(e) if e.skip => return (result(Outcome::Skipped(e.message), Vec::new(), None), None),
         Err(e) => return (result(Outcome::Errored(e.message), Vec::new(), None), None),
     };
+    if let Some(who) = session.implementation() {
+        LAST_IMPLEMENTATION.with(|w| *w.borrow_mut() = Some(who));
+    }
     let supported = session.highest_level();
     let profile = opts.profile.unwrap_or(supported);
     if profile > supported {

@@ -1,6 +1,8 @@
 //! Reports: consumers of case results. Human text ([`human`]), one JSON document ([`json`]),
-//! JUnit XML ([`junit`]), and the tick-by-tick explanation table ([`explain`]).
+//! JUnit XML ([`junit`]), the tick-by-tick explanation table ([`explain`]) and the conformance
+//! statement ([`claim`]).
 
+pub mod claim;
 pub mod explain;
 pub mod human;
 pub mod json;

@@ -91,6 +91,11 @@ pub trait Session {
     fn highest_level(&self) -> crate::profile::Profile {
         crate::profile::Profile::Full
     }
+
+    /// Who answered (`name version` from an `exec:` implementation's `hello`), if it said.
+    fn implementation(&self) -> Option<String> {
+        None
+    }
 }
 
 /// An implementation under test.

@@ -148,6 +148,8 @@ struct ExecSession {
     finished: bool,
     /// The highest conformance level `hello` declared.
     highest: Profile,
+    /// `name version` from `hello`.
+    who: Option<String>,
 }
 
 impl ExecSession {
@@ -345,6 +347,10 @@ impl Session for ExecSession {
         self.highest
     }
 
+    fn implementation(&self) -> Option<String> {
+        self.who.clone()
+    }
+
     fn diagnostics(&self) -> Option<String> {
         let tail = self.stderr.text(STDERR_LINES);
         (!tail.is_empty()).then_some(tail)
@@ -373,6 +379,7 @@ impl Target for ExecTarget {
             timeout: self.timeout,
             finished: false,
             highest: Profile::Full,
+            who: None,
         };
         let gates: std::collections::BTreeMap<String, bool> = settings
             .gates
@@ -440,6 +447,7 @@ impl Target for ExecTarget {
                         missing.join(", ")
                     )));
                 }
+                session.who = Some(who.clone());
                 session.highest = match h.highest_level() {
                     Ok(l) => l,
                     Err(why) => return Err(session.fail("at start", why)),
