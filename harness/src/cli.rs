@@ -507,6 +507,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 results,
                 bad_input,
                 profile: profile.or(judged).unwrap_or_default(),
+                notes: case_notes(&cases),
             };
             let mut code = deliver(&report, format, report_dir.as_deref(), out, err)?;
             if let Some(file) = &claim {
@@ -605,6 +606,14 @@ fn write_reports(report: &RunReport, dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("error: cannot write the report to {}: {e}", dir.display()))?;
     write_report_file(&dir.join("report.json"), &report::json::render(report))?;
     write_report_file(&dir.join("junit.xml"), &report::junit::render(report))
+}
+
+/// Each case's notes, by name (for failure output).
+fn case_notes(cases: &[Case]) -> BTreeMap<String, String> {
+    cases
+        .iter()
+        .filter_map(|c| Some((c.name().to_string(), c.file.notes.clone()?)))
+        .collect()
 }
 
 /// The git commit of the corpus's folder (`git rev-parse HEAD`, `-dirty` when cases changed),
@@ -726,6 +735,7 @@ fn run_on_cluster(
         results,
         bad_input,
         profile: Profile::Full,
+        notes: case_notes(&cases),
     };
     let code = deliver(&report, format, report_dir.as_deref(), out, err)?;
     if code == exit::NOTHING_RAN {

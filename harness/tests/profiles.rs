@@ -312,6 +312,8 @@ fn the_summary_reports_every_level_up_to_the_profile() {
     let target = step_reference("--replicas-only");
     let (code, out, _) = cli(&["run", &folder, "--target", &target]);
     assert_eq!(code, 1, "conditions and events are missing at full: {out}");
+    // A failure shows the case's notes (its arithmetic) under its title.
+    assert!(out.contains("\n    notes:\n      "), "{out}");
     let last = out.lines().last().unwrap_or_default();
     assert!(last.starts_with("profile full: replicas "), "{last}");
     let n = out

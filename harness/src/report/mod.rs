@@ -22,6 +22,9 @@ pub struct RunReport {
     pub bad_input: Vec<LoadError>,
     /// The conformance profile the cases were judged at ([`crate::profile`]).
     pub profile: crate::profile::Profile,
+    /// Each case's `notes` (its arithmetic, where docs and upstream differ), by case name: shown
+    /// with a failure.
+    pub notes: std::collections::BTreeMap<String, String>,
 }
 
 impl RunReport {
