@@ -211,3 +211,45 @@ func TestUnknownKindsAndTicksBeforeStartAreErrors(t *testing.T) {
 		t.Errorf("a closed stdin ends the session cleanly: %v", err)
 	}
 }
+
+// wallClock reads time.Now like a library that takes no clock.
+type wallClock struct{ age, virtual time.Duration }
+
+func (c *wallClock) Start(*protocol.Start) (Session, Info, error) {
+	return c, Info{Name: "wall", WallClock: true}, nil
+}
+
+func (c *wallClock) Tick(w *World) error {
+	pod, err := w.Kube.CoreV1().Pods(w.Namespace).Get(context.Background(), "web-0", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	c.age = time.Since(pod.Status.StartTime.Time)
+	c.virtual = w.Now.Sub(w.VirtualNow)
+	hpa := w.HPA.DeepCopy()
+	hpa.Status.LastScaleTime = &metav1.Time{Time: time.Now()}
+	_, err = w.Kube.AutoscalingV2().HorizontalPodAutoscalers(w.Namespace).UpdateStatus(context.Background(), hpa, metav1.UpdateOptions{})
+	return err
+}
+
+func TestAWallClockImplementationSeesTheTickOnTheWallClockAndWritesVirtualTimes(t *testing.T) {
+	withStart := strings.Replace(strings.ReplaceAll(tick, "\n", ""), `"name":"web-0","labels":{"app":"web"}},"status":{"phase":"Running"}`,
+		`"name":"web-0","labels":{"app":"web"}},"status":{"phase":"Running","startTime":"2000-01-01T00:00:05Z"}`, 1)
+	c := &wallClock{}
+	var out bytes.Buffer
+	in := strings.NewReader(strings.ReplaceAll(start, "\n", "") + "\n" + withStart + "\n")
+	if err := Serve(in, &out, c); err != nil {
+		t.Fatal(err)
+	}
+	// The pod started 10 s before the tick; on the wall clock it is 10 s old (plus the
+	// microseconds the tick took).
+	if c.age < 10*time.Second || c.age > 11*time.Second {
+		t.Errorf("pod age on the wall clock: %v", c.age)
+	}
+	if c.virtual < 24*365*time.Hour {
+		t.Errorf("the tick was not shifted to the wall clock: %v", c.virtual)
+	}
+	if !strings.Contains(out.String(), `"lastScaleTime":"2000-01-01T00:00:15Z"`) {
+		t.Errorf("a time written on the wall clock comes back on the virtual clock: %s", out.String())
+	}
+}
