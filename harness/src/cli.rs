@@ -465,6 +465,14 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             let fixed_gates =
                 hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
             if target == "cluster" {
+                if profile.is_some_and(|p| p != Profile::Full)
+                    || expected_failures.is_some()
+                    || claim.is_some()
+                {
+                    return Err(usage(
+                        "--profile, --expected-failures and --claim are not available with --target cluster yet",
+                    ));
+                }
                 return run_on_cluster(
                     paths,
                     filter,

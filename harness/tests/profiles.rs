@@ -351,3 +351,40 @@ fn the_summary_reports_every_level_up_to_the_profile() {
         "{out}"
     );
 }
+
+#[test]
+fn explain_takes_the_gates_and_the_profile() {
+    let case = root().join("cases/calculator/rc-configurable-tolerance-cm-pods.yaml");
+    let case = case.to_string_lossy();
+    let (code, out, _) = cli(&[
+        "explain",
+        &case,
+        "--feature-gates",
+        "HPAConfigurableTolerance=false",
+    ]);
+    assert_eq!(code, 3, "the case needs the gate on: {out}");
+    let (code, _, _) = cli(&["explain", &case, "--profile", "replicas"]);
+    assert_eq!(code, 0);
+    // At full a status-less implementation fails the case's condition checks; at replicas not.
+    let folder = root().join("cases/algorithm/min-max-clamping.yaml");
+    let folder = folder.to_string_lossy();
+    let target = step_reference("--replicas-only");
+    let (code, _, _) = cli(&["explain", &folder, "--target", &target]);
+    assert_eq!(code, 1);
+    let (code, out, _) = cli(&[
+        "explain",
+        &folder,
+        "--target",
+        &target,
+        "--profile",
+        "replicas",
+    ]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn cluster_runs_refuse_what_they_cannot_do_yet() {
+    let (code, _, err) = cli(&["run", "--target", "cluster", "--profile", "replicas"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not available with --target cluster"), "{err}");
+}
