@@ -56,6 +56,20 @@ upstream-corpus: upstream
 fuzz-upstream COUNT="2000" SEED="1": upstream
     cargo run -q -p hpa-harness -- fuzz --b exec:adapters/upstream/bin/hpa-upstream-adapter --count {{COUNT}} --seed {{SEED}}
 
+# The Go kit for third-party implementations (kits/go): its tests, vet, and the template adapter
+# built to kits/go/bin/hpa-template (docs/validate-your-hpa.md).
+kit-test:
+    cd kits/go && GO=$(command -v go || echo /usr/local/go/bin/go) && $GO vet ./... && $GO test ./... && $GO build -o bin/hpa-template ./template
+
+# The worked third-party example: github.com/jthomperoo/k8shorizmetrics on the kit.
+k8shorizmetrics:
+    cd adapters/k8shorizmetrics && GO=$(command -v go || echo /usr/local/go/bin/go) && $GO vet . && $GO build -o bin/hpa-k8shorizmetrics-adapter .
+
+# The corpus on k8shorizmetrics at profile replicas, against its reviewed expectations: fails when
+# the set of cases it fails changes (adapters/k8shorizmetrics/expectations.yaml).
+k8shorizmetrics-corpus: k8shorizmetrics
+    cargo run -q -p hpa-harness -- run cases --target exec:adapters/k8shorizmetrics/bin/hpa-k8shorizmetrics-adapter --profile replicas --expected-failures adapters/k8shorizmetrics/expectations.yaml
+
 # --- kind: a real single-node cluster, built with no container registry (kind-config/README.md) ---
 # KIND_NODE_IMAGE=kindest/node:v1.36.4 (a user with a registry) skips the node image build.
 

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::case::{Case, LoadError, discover, load_case};
+use crate::profile::Profile;
 use crate::report::{self, RunReport, exit};
-use crate::runner::{RunOptions, run_case};
+use crate::runner::{RunOptions, run_case, run_case_judged};
 use crate::target::exec::ExecTarget;
 use crate::target::{CoreTarget, Target};
 use std::time::Duration;
@@ -60,6 +61,19 @@ pub enum Command {
         /// skipped.
         #[arg(long, value_delimiter = ',')]
         feature_gates: Vec<String>,
+        /// The conformance level cases are judged at: `replicas`, `status` or `full` (default:
+        /// the highest the implementation supports; `full` for the reference targets).
+        #[arg(long)]
+        profile: Option<Profile>,
+        /// Reviewed expectations (YAML: case name → why it differs from upstream): the run
+        /// passes when exactly these cases fail (exit 1 otherwise).
+        #[arg(long)]
+        expected_failures: Option<PathBuf>,
+        /// Write a conformance statement: FILE (JSON: corpus commit, implementation and version
+        /// from hello, profile, gates, each level, per folder, every skipped case with its reason),
+        /// FILE with `.md` (a short summary for a README) and `.svg` (a badge).
+        #[arg(long)]
+        claim: Option<PathBuf>,
         /// Also write `report.json` and `junit.xml` into this folder (created if missing); stdout
         /// keeps the `--format` report. A report that cannot be written is an error (exit 2).
         #[arg(long)]
@@ -93,6 +107,12 @@ pub enum Command {
         /// Seconds to wait for each answer of an `exec:` implementation.
         #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
         step_timeout: u64,
+        /// Feature gates fixed for the case, as for `run`.
+        #[arg(long, value_delimiter = ',')]
+        feature_gates: Vec<String>,
+        /// The conformance level the case is judged at, as for `run`.
+        #[arg(long)]
+        profile: Option<Profile>,
     },
     /// Differential fuzzing: random valid scenarios on two targets, traces compared tick by tick;
     /// the first difference is shrunk to a case file in `--out`. Exit 1 when a difference was found.
@@ -109,9 +129,18 @@ pub enum Command {
         /// How many scenarios.
         #[arg(long, default_value_t = 100)]
         count: usize,
-        /// Where a shrunk difference is written.
-        #[arg(long, default_value = "cases/regressions")]
-        out: PathBuf,
+        /// Where a shrunk difference is written (default: `cases/regressions` when both targets
+        /// are this project's — `core`, `reference-api`, `hpa-step-reference` or the upstream
+        /// adapter — else `hpa-fuzz-findings/`: a third party's differences never land in
+        /// the corpus unasked).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Feature gates fixed for both targets, as for `run`.
+        #[arg(long, value_delimiter = ',')]
+        feature_gates: Vec<String>,
+        /// The level traces are compared at: `replicas`, `status` or `full` (default).
+        #[arg(long)]
+        profile: Option<Profile>,
         /// Which target's trace becomes the expectation of a written case: `a` or `b`.
         #[arg(long, default_value = "b")]
         truth: String,
@@ -297,6 +326,8 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             out: out_dir,
             truth,
             step_timeout,
+            feature_gates,
+            profile,
         } => {
             let timeout = Duration::from_secs(step_timeout);
             let ta = make_target(&a, timeout).map_err(usage)?;
@@ -304,13 +335,20 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             if truth != "a" && truth != "b" {
                 return Err(usage("--truth is a or b"));
             }
-            let r = crate::fuzz::fuzz(
+            let fixed_gates =
+                hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
+            let out_dir = out_dir.unwrap_or_else(|| crate::fuzz::default_out(&a, &b));
+            let r = crate::fuzz::fuzz_with(
                 ta.as_ref(),
                 tb.as_ref(),
                 seed,
                 count,
                 &out_dir,
                 truth == "b",
+                &RunOptions {
+                    fixed_gates,
+                    profile,
+                },
             )
             .map_err(usage)?;
             for p in &r.flaky {
@@ -421,12 +459,27 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             format,
             filter,
             feature_gates,
+            profile,
+            expected_failures,
+            claim,
             report: report_dir,
             cluster,
         } => {
+            let expected = match &expected_failures {
+                Some(p) => Some(crate::expected::load(p).map_err(|e| e.to_string())?),
+                None => None,
+            };
             let fixed_gates =
                 hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
             if target == "cluster" {
+                if profile.is_some_and(|p| p != Profile::Full)
+                    || expected_failures.is_some()
+                    || claim.is_some()
+                {
+                    return Err(usage(
+                        "--profile, --expected-failures and --claim are not available with --target cluster yet",
+                    ));
+                }
                 return run_on_cluster(
                     paths,
                     filter,
@@ -451,17 +504,52 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                     c.name().contains(f.as_str()) || c.path.to_string_lossy().contains(f.as_str())
                 });
             }
-            let opts = RunOptions { fixed_gates };
+            let opts = RunOptions {
+                fixed_gates,
+                profile,
+            };
+            let mut judged: Option<Profile> = None;
             let results = cases
                 .iter()
-                .map(|c| run_case(c, target.as_ref(), &opts))
+                .map(|c| {
+                    let (r, p) = run_case_judged(c, target.as_ref(), &opts);
+                    judged = judged.max(p);
+                    r
+                })
                 .collect();
             let report = RunReport {
                 target: target.name(),
                 results,
                 bad_input,
+                profile: profile.or(judged).unwrap_or_default(),
+                notes: case_notes(&cases),
             };
-            let code = deliver(&report, format, report_dir.as_deref(), out, err)?;
+            let mut code = deliver(&report, format, report_dir.as_deref(), out, err)?;
+            if let Some(file) = &claim {
+                let ctx = report::claim::ClaimContext {
+                    implementation: crate::runner::last_implementation(),
+                    fixed_gates: opts.fixed_gates.clone(),
+                    commit: corpus_commit(&paths),
+                };
+                write_report_file(file, &report::claim::json(&report, &ctx))?;
+                write_report_file(
+                    &file.with_extension("md"),
+                    &report::claim::markdown(&report, &ctx),
+                )?;
+                write_report_file(&file.with_extension("svg"), &report::claim::badge(&report))?;
+            }
+            if let (Some(expected), Some(file)) = (&expected, &expected_failures)
+                && code != exit::BAD_INPUT
+                && code != exit::NOTHING_RAN
+            {
+                let verdict = crate::expected::compare(&report.results, expected);
+                let _ = write!(err, "{}", verdict.render(file));
+                code = if verdict.holds() {
+                    exit::PASSED
+                } else {
+                    exit::FAILED
+                };
+            }
             if code == exit::NOTHING_RAN {
                 let why = if loaded == 0 {
                     format!("no case file under {}", shown(&paths))
@@ -481,10 +569,18 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             case,
             target,
             step_timeout,
+            feature_gates,
+            profile,
         } => {
+            let fixed_gates =
+                hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
             let target = make_target(&target, Duration::from_secs(step_timeout)).map_err(usage)?;
             let case = load_case(&case).map_err(|e| e.to_string())?;
-            let result = run_case(&case, target.as_ref(), &RunOptions::default());
+            let opts = RunOptions {
+                fixed_gates,
+                profile,
+            };
+            let result = run_case(&case, target.as_ref(), &opts);
             emit(out, &report::explain::render(&case, &result))?;
             Ok(match result.outcome {
                 crate::runner::Outcome::Passed => exit::PASSED,
@@ -525,6 +621,38 @@ fn write_reports(report: &RunReport, dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("error: cannot write the report to {}: {e}", dir.display()))?;
     write_report_file(&dir.join("report.json"), &report::json::render(report))?;
     write_report_file(&dir.join("junit.xml"), &report::junit::render(report))
+}
+
+/// Each case's notes, by name (for failure output).
+fn case_notes(cases: &[Case]) -> BTreeMap<String, String> {
+    cases
+        .iter()
+        .filter_map(|c| Some((c.name().to_string(), c.file.notes.clone()?)))
+        .collect()
+}
+
+/// The git commit of the corpus's folder (`git rev-parse HEAD`, `-dirty` when cases changed),
+/// when git answers.
+fn corpus_commit(paths: &[PathBuf]) -> Option<String> {
+    let dir = paths.first()?;
+    let dir = if dir.is_dir() {
+        dir.clone()
+    } else {
+        dir.parent()?.to_path_buf()
+    };
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(&dir)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let head = git(&["rev-parse", "HEAD"])?;
+    let dirty = git(&["status", "--porcelain", "--", "."]).is_some_and(|s| !s.is_empty());
+    Some(if dirty { format!("{head}-dirty") } else { head })
 }
 
 /// `run --target cluster`: the real-time lane.
@@ -574,6 +702,7 @@ fn run_on_cluster(
     }
     let run_opts = RunOptions {
         fixed_gates: BTreeMap::new(),
+        profile: None,
     };
     if args.plan_only {
         let plans = crate::cluster::plan_all(&cases, &opts, &run_opts);
@@ -620,6 +749,8 @@ fn run_on_cluster(
         target: description,
         results,
         bad_input,
+        profile: Profile::Full,
+        notes: case_notes(&cases),
     };
     let code = deliver(&report, format, report_dir.as_deref(), out, err)?;
     if code == exit::NOTHING_RAN {

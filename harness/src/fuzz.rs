@@ -15,9 +15,10 @@ use crate::case::model::{
     PodTemplate, ScaleApi, SettingsOverrides, Source, Startup, TimelineEntry, Workload,
 };
 use crate::case::{Case, load_case_text};
+use crate::profile::Profile;
 use crate::runner::{CaseResult, RunOptions, run_case, trajectory};
 use crate::target::Target;
-use crate::trace::first_difference;
+use crate::trace::first_difference_at;
 
 /// A small deterministic generator (SplitMix64).
 #[derive(Debug, Clone)]
@@ -368,6 +369,26 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
     }
 }
 
+/// Where `fuzz` writes what it finds when `--out` is not given: `cases/regressions` when both
+/// targets are this project's own (`core`, `reference-api`, `hpa-step-reference`, the upstream
+/// adapter), else `hpa-fuzz-findings` — a third party's differences never land in the corpus
+/// unasked.
+pub fn default_out(a: &str, b: &str) -> PathBuf {
+    let ours = |t: &str| {
+        matches!(t, "core" | "reference-api")
+            || t.strip_prefix("exec:").is_some_and(|cmd| {
+                let program = cmd.split_whitespace().next().unwrap_or_default();
+                program.ends_with("hpa-step-reference")
+                    || program.ends_with("adapters/upstream/bin/hpa-upstream-adapter")
+            })
+    };
+    if ours(a) && ours(b) {
+        PathBuf::from("cases/regressions")
+    } else {
+        PathBuf::from("hpa-fuzz-findings")
+    }
+}
+
 /// Loads a generated scenario through the normal loader (so it is checked like any case).
 pub fn to_case(file: &CaseFile) -> Result<Case, String> {
     let text = crate::yaml::to_string(file)?;
@@ -380,8 +401,9 @@ pub fn difference(
     case: &Case,
     a: &dyn Target,
     b: &dyn Target,
+    opts: &RunOptions,
 ) -> Option<(i64, String, CaseResult, CaseResult)> {
-    let run = run_pair(case, a, b);
+    let run = run_pair(case, a, b, opts);
     run.difference.map(|(t, d)| (t, d, run.a, run.b))
 }
 
@@ -478,8 +500,9 @@ fn candidates(file: &CaseFile, diff_t: i64) -> Vec<CaseFile> {
 }
 
 /// Shrinks a scenario on which the targets disagree to a smaller one on which they still do.
-pub fn shrink(mut file: CaseFile, a: &dyn Target, b: &dyn Target) -> CaseFile {
-    let Some((mut diff_t, ..)) = to_case(&file).ok().and_then(|c| difference(&c, a, b)) else {
+pub fn shrink(mut file: CaseFile, a: &dyn Target, b: &dyn Target, opts: &RunOptions) -> CaseFile {
+    let Some((mut diff_t, ..)) = to_case(&file).ok().and_then(|c| difference(&c, a, b, opts))
+    else {
         return file;
     };
     let mut progress = true;
@@ -491,7 +514,7 @@ pub fn shrink(mut file: CaseFile, a: &dyn Target, b: &dyn Target) -> CaseFile {
             let Ok(case) = to_case(&candidate) else {
                 continue;
             };
-            if let Some((t, ..)) = difference(&case, a, b) {
+            if let Some((t, ..)) = difference(&case, a, b, opts) {
                 file = candidate;
                 diff_t = t;
                 progress = true;
@@ -578,10 +601,9 @@ pub enum FuzzError {
 
 /// Checks that both targets can start a session on a first scenario, so that a target that
 /// cannot run at all is an error instead of a "difference" on every scenario.
-fn preflight(case: &Case, targets: [&dyn Target; 2]) -> Result<(), FuzzError> {
-    let opts = RunOptions::default();
+fn preflight(case: &Case, targets: [&dyn Target; 2], opts: &RunOptions) -> Result<(), FuzzError> {
     for target in targets {
-        let settings = match crate::runner::resolve_settings(case, target.gate_support(), &opts) {
+        let settings = match crate::runner::resolve_settings(case, target.gate_support(), opts) {
             Ok(s) => s,
             Err(_) => continue,
         };
@@ -631,11 +653,10 @@ struct Run {
     b: CaseResult,
 }
 
-fn run_pair(case: &Case, a: &dyn Target, b: &dyn Target) -> Run {
-    let opts = RunOptions::default();
-    let ra = run_case(case, a, &opts);
-    let rb = run_case(case, b, &opts);
-    let difference = compare(&ra, &rb, a, b);
+fn run_pair(case: &Case, a: &dyn Target, b: &dyn Target, opts: &RunOptions) -> Run {
+    let ra = run_case(case, a, opts);
+    let rb = run_case(case, b, opts);
+    let difference = compare(&ra, &rb, a, b, opts.profile.unwrap_or_default());
     let failed = [(a, &ra), (b, &rb)]
         .into_iter()
         .find_map(|(t, r)| match &r.outcome {
@@ -655,14 +676,23 @@ fn compare(
     rb: &CaseResult,
     a: &dyn Target,
     b: &dyn Target,
+    profile: Profile,
 ) -> Option<(i64, String)> {
+    // A scenario one target cannot pose (a gate, a feature, a level it does not declare) is not
+    // a difference.
+    if [ra, rb]
+        .iter()
+        .any(|r| matches!(r.outcome, crate::runner::Outcome::Skipped(_)))
+    {
+        return None;
+    }
     if let crate::runner::Outcome::Errored(e) = &ra.outcome {
         return Some((0, format!("{} failed: {e}", a.name())));
     }
     if let crate::runner::Outcome::Errored(e) = &rb.outcome {
         return Some((0, format!("{} failed: {e}", b.name())));
     }
-    first_difference(&ra.trace, &rb.trace)
+    first_difference_at(&ra.trace, &rb.trace, profile)
 }
 
 /// Writes a flaky difference for review: the scenario and both targets' traces of every run.
@@ -735,6 +765,30 @@ pub fn fuzz(
     out_dir: &Path,
     truth_is_b: bool,
 ) -> Result<FuzzReport, FuzzError> {
+    fuzz_with(
+        a,
+        b,
+        seed,
+        count,
+        out_dir,
+        truth_is_b,
+        &RunOptions::default(),
+    )
+}
+
+/// [`fuzz`] with run options: gates fixed for both targets, and the profile traces are compared
+/// at (`replicas`: replica counts only; `status`: without events; default `full`). A scenario
+/// that either target skips (a gate, a feature or a level it does not declare) is no
+/// difference.
+pub fn fuzz_with(
+    a: &dyn Target,
+    b: &dyn Target,
+    seed: u64,
+    count: usize,
+    out_dir: &Path,
+    truth_is_b: bool,
+    opts: &RunOptions,
+) -> Result<FuzzReport, FuzzError> {
     let started = Instant::now();
     let mut report = FuzzReport {
         scenarios: 0,
@@ -758,18 +812,18 @@ pub fn fuzz(
             }
         };
         if !checked {
-            preflight(&case, [a, b])?;
+            preflight(&case, [a, b], opts)?;
             checked = true;
         }
         report.scenarios += 1;
-        let first = run_pair(&case, a, b);
+        let first = run_pair(&case, a, b, opts);
         let Some(found) = first.difference.clone() else {
             continue;
         };
         let failed = first.failed.clone();
         let mut runs = vec![first];
         for _ in 0..RECHECKS {
-            runs.push(run_pair(&case, a, b));
+            runs.push(run_pair(&case, a, b, opts));
         }
         // A target that could not run the scenario is no disagreement about the HPA: it is a
         // failure of that target when it recurs on every try, flaky otherwise (e.g. a process
@@ -808,13 +862,13 @@ pub fn fuzz(
             report.flaky.push(folder);
             continue;
         }
-        let shrunk = shrink(file.clone(), a, b);
+        let shrunk = shrink(file.clone(), a, b, opts);
         // The shrunk scenario must still differ every time; otherwise keep the original one.
         let (small, case) = match to_case(&shrunk) {
-            Ok(c) if reproduces(&c, a, b) => (shrunk, c),
+            Ok(c) if reproduces(&c, a, b, opts) => (shrunk, c),
             _ => (file, case),
         };
-        let Some((diff_t, diff, ra, rb)) = difference(&case, a, b) else {
+        let Some((diff_t, diff, ra, rb)) = difference(&case, a, b, opts) else {
             // Reproduced RECHECKS + 1 times above; a disappearance now is flakiness too.
             let folder = write_flaky(out_dir, &small, &runs, a, b)?;
             report.flaky.push(folder);
@@ -843,6 +897,6 @@ pub fn fuzz(
 }
 
 /// The scenario differs on every one of `RECHECKS + 1` runs.
-fn reproduces(case: &Case, a: &dyn Target, b: &dyn Target) -> bool {
-    (0..=RECHECKS).all(|_| difference(case, a, b).is_some())
+fn reproduces(case: &Case, a: &dyn Target, b: &dyn Target, opts: &RunOptions) -> bool {
+    (0..=RECHECKS).all(|_| difference(case, a, b, opts).is_some())
 }

@@ -7,8 +7,10 @@
 pub mod case;
 pub mod cli;
 pub mod cluster;
+pub mod expected;
 pub mod fuzz;
 pub mod lint;
+pub mod profile;
 pub mod protocol;
 pub mod report;
 pub mod runner;

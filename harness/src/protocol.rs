@@ -142,9 +142,49 @@ pub struct Hello {
     pub implementation: Implementation,
     /// The gates it runs with.
     pub feature_gates: BTreeMap<String, bool>,
-    /// Whether it can seed its memory from `start.memory`.
+    /// Whether it can seed its memory from a `start.memory` that records something (a memory
+    /// that records nothing needs no seeding). `false` takes `memorySeeding` out of `features`.
     #[serde(default = "yes")]
     pub memory_seeding: bool,
+    /// The conformance levels it supports (`replicas`, `status`, `full`; see
+    /// `hpa_harness::profile`); absent: all of them. The highest level reached without a gap
+    /// from `replicas` is its default profile. Names this harness does not know are ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levels: Option<Vec<String>>,
+    /// The features it has (`behavior`, `containerResource`, `memorySeeding`; see
+    /// `hpa_harness::case::features`); absent: all of them. A case that needs a feature not listed
+    /// is skipped with the reason. Names this harness does not know are ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub features: Option<Vec<String>>,
+}
+
+impl Hello {
+    /// The highest level it supports, or why its `levels` are unusable.
+    pub fn highest_level(&self) -> Result<crate::profile::Profile, String> {
+        use crate::profile::Profile;
+        let Some(names) = &self.levels else {
+            return Ok(Profile::Full);
+        };
+        let declared: Vec<Profile> = names.iter().filter_map(|n| n.parse().ok()).collect();
+        Profile::highest_of(&declared).ok_or_else(|| {
+            format!(
+                "hello.levels {names:?} does not include replicas, the level every implementation supports"
+            )
+        })
+    }
+
+    /// The features it declares (`memorySeeding: false` removes that one).
+    pub fn declared_features(&self) -> std::collections::BTreeSet<crate::case::features::Feature> {
+        use crate::case::features::Feature;
+        let mut set: std::collections::BTreeSet<Feature> = match &self.features {
+            None => Feature::ALL.into_iter().collect(),
+            Some(names) => names.iter().filter_map(|n| Feature::from_name(n)).collect(),
+        };
+        if !self.memory_seeding {
+            set.remove(&Feature::MemorySeeding);
+        }
+        set
+    }
 }
 
 /// `tick`.

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::case::Case;
 use crate::case::model::{ExpectAt, ExpectMetric, Expectations};
+use crate::profile::Profile;
 use crate::target::{GateSupport, Target, TickOutcome};
 use crate::text::{list, or_unset};
 use crate::trace::{TickTrace, metric_current, tick_trace};
@@ -85,6 +86,9 @@ impl CaseResult {
 pub struct RunOptions {
     /// Gates fixed on the command line: a case that assumes another value is skipped.
     pub fixed_gates: BTreeMap<String, bool>,
+    /// The level cases are judged at (`--profile`); `None`: the highest the implementation
+    /// supports ([`crate::profile`]).
+    pub profile: Option<Profile>,
 }
 
 /// The settings a case runs with on a target, or why it must be skipped. Gates start at
@@ -425,6 +429,30 @@ pub fn check_expectations(expect: &Expectations, ticks: &[TickRecord]) -> Vec<Fa
 
 /// Runs one case on a target.
 pub fn run_case(case: &Case, target: &dyn Target, opts: &RunOptions) -> CaseResult {
+    run_case_judged(case, target, opts).0
+}
+
+thread_local! {
+    /// The implementation that answered the last case started on this thread (see
+    /// [`last_implementation`]).
+    static LAST_IMPLEMENTATION: std::cell::RefCell<Option<String>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Who answered (`name version` from `hello`) in the last case this thread started on an
+/// implementation that says it; for conformance statements.
+pub fn last_implementation() -> Option<String> {
+    LAST_IMPLEMENTATION.with(|w| w.borrow().clone())
+}
+
+/// Runs one case on a target and says at which profile it was judged (`None` when it never
+/// started: skipped before its implementation answered). Failures of checks above that profile
+/// are not compared.
+pub fn run_case_judged(
+    case: &Case,
+    target: &dyn Target,
+    opts: &RunOptions,
+) -> (CaseResult, Option<Profile>) {
     let started = Instant::now();
     let result = |outcome, ticks: Vec<TickRecord>, diagnostics| CaseResult {
         name: case.name().to_string(),
@@ -437,13 +465,28 @@ pub fn run_case(case: &Case, target: &dyn Target, opts: &RunOptions) -> CaseResu
     };
     let settings = match resolve_settings(case, target.gate_support(), opts) {
         Ok(s) => s,
-        Err(reason) => return result(Outcome::Skipped(reason), Vec::new(), None),
+        Err(reason) => return (result(Outcome::Skipped(reason), Vec::new(), None), None),
     };
     let mut session = match target.start(case, &settings) {
         Ok(s) => s,
-        Err(e) if e.skip => return result(Outcome::Skipped(e.message), Vec::new(), None),
-        Err(e) => return result(Outcome::Errored(e.message), Vec::new(), None),
+        Err(e) if e.skip => return (result(Outcome::Skipped(e.message), Vec::new(), None), None),
+        Err(e) => return (result(Outcome::Errored(e.message), Vec::new(), None), None),
     };
+    if let Some(who) = session.implementation() {
+        LAST_IMPLEMENTATION.with(|w| *w.borrow_mut() = Some(who));
+    }
+    let supported = session.highest_level();
+    let profile = opts.profile.unwrap_or(supported);
+    if profile > supported {
+        let why = format!(
+            "the run judges at profile {profile}, but the implementation declares levels up to {supported} (hello.levels); run it with --profile {supported}"
+        );
+        return (
+            result(Outcome::Skipped(why), Vec::new(), None),
+            Some(profile),
+        );
+    }
+    let judged = Some(profile);
     let mut world = World::new(case);
     let mut ticks: Vec<TickRecord> = Vec::new();
     let period = i64::from(case.sync_period);
@@ -462,14 +505,17 @@ pub fn run_case(case: &Case, target: &dyn Target, opts: &RunOptions) -> CaseResu
         let outcome = match session.tick(&snapshot) {
             Ok(o) => o,
             // The target's message already carries its diagnostics.
-            Err(e) => return result(Outcome::Errored(e.message), ticks, None),
+            Err(e) => return (result(Outcome::Errored(e.message), ticks, None), judged),
         };
         if let Err(e) = world.apply_outcome(outcome.scaled_to, outcome.status.clone(), t) {
             let diagnostics = session.diagnostics();
-            return result(
-                Outcome::Errored(format!("at t={t}: {e}")),
-                ticks,
-                diagnostics,
+            return (
+                result(
+                    Outcome::Errored(format!("at t={t}: {e}")),
+                    ticks,
+                    diagnostics,
+                ),
+                judged,
             );
         }
         let after = world.replicas();
@@ -486,11 +532,12 @@ pub fn run_case(case: &Case, target: &dyn Target, opts: &RunOptions) -> CaseResu
     if let Err(e) = finished {
         failures.push(fail(None, "after stop", "exit with status 0", e.message));
     }
+    failures.retain(|f| Profile::of_check(&f.check) <= profile);
     let outcome = if failures.is_empty() {
         Outcome::Passed
     } else {
         Outcome::Failed(failures)
     };
     let diagnostics = diagnostics.filter(|_| !matches!(outcome, Outcome::Passed));
-    result(outcome, ticks, diagnostics)
+    (result(outcome, ticks, diagnostics), judged)
 }

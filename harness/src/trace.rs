@@ -188,6 +188,24 @@ pub fn tick_trace(
 }
 
 impl TickTrace {
+    /// What a level compares: `full` is [`TickTrace::comparable`]; `status` leaves out the
+    /// events; `replicas` keeps only the replica counts and the pods.
+    pub fn comparable_at(&self, profile: crate::profile::Profile) -> TickTrace {
+        use crate::profile::Profile;
+        let mut c = self.comparable();
+        if profile < Profile::Full {
+            c.events.clear();
+        }
+        if profile < Profile::Status {
+            c.desired = 0;
+            c.current = None;
+            c.last_scale_time = None;
+            c.metrics.clear();
+            c.conditions.clear();
+        }
+        c
+    }
+
     /// What every target must agree on: the trace without the explanation and without event
     /// messages (`Type Reason` only), as `harness/PROTOCOL.md` says.
     pub fn comparable(&self) -> TickTrace {
@@ -210,8 +228,18 @@ impl TickTrace {
 /// The first tick where two traces disagree (compared with [`TickTrace::comparable`]), with a
 /// one-line description of the difference.
 pub fn first_difference(a: &[TickTrace], b: &[TickTrace]) -> Option<(i64, String)> {
+    first_difference_at(a, b, crate::profile::Profile::Full)
+}
+
+/// [`first_difference`] at a conformance profile: only what that level compares
+/// ([`TickTrace::comparable_at`]).
+pub fn first_difference_at(
+    a: &[TickTrace],
+    b: &[TickTrace],
+    profile: crate::profile::Profile,
+) -> Option<(i64, String)> {
     for (x, y) in a.iter().zip(b) {
-        let (x, y) = (x.comparable(), y.comparable());
+        let (x, y) = (x.comparable_at(profile), y.comparable_at(profile));
         if x != y {
             let mut diffs = Vec::new();
             let mut field = |name: &str, l: String, r: String| {

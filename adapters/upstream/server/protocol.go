@@ -80,6 +80,9 @@ type helloMsg struct {
 	Implementation implementationMsg `json:"implementation"`
 	FeatureGates   map[string]bool   `json:"featureGates"`
 	MemorySeeding  bool              `json:"memorySeeding"`
+	// The conformance levels and features it supports (harness/PROTOCOL.md): all of them.
+	Levels   []string `json:"levels"`
+	Features []string `json:"features"`
 }
 
 type tickMsg struct {

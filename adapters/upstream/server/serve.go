@@ -141,6 +141,8 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer) error {
 		Implementation: implementationMsg{Name: ImplementationName, Version: KubernetesVersion()},
 		FeatureGates:   gates,
 		MemorySeeding:  true,
+		Levels:         []string{"replicas", "status", "full"},
+		Features:       []string{"behavior", "containerResource", "memorySeeding"},
 	}); err != nil {
 		return err
 	}

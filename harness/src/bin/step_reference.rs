@@ -9,7 +9,9 @@
 //! child that sleeps while holding stdout open, and writes its pid), `--ignore-stop`,
 //! `--exit-after-stop CODE`, `--scaled-to-at T:RAW` (answers `scaledTo` with the raw JSON number),
 //! `--stderr-noise` (writes characters that are not valid XML to stderr first), `--long-garbage-at
-//! T` (a long line of words that is not JSON).
+//! T` (a long line of words that is not JSON), `--levels L,…` / `--features F,…` (what hello
+//! declares), `--no-memory-seeding`, `--replicas-only` (answers every status without conditions,
+//! current metrics or events, like an implementation that only decides replica counts).
 
 use std::io::{BufRead, Write};
 
@@ -47,6 +49,13 @@ fn main() {
         let (t, raw) = v.split_once(':')?;
         Some((t.parse().ok()?, raw.to_string()))
     });
+    let list = |name: &str| {
+        flag(&args, name).map(|v| v.split(',').map(str::to_string).collect::<Vec<_>>())
+    };
+    let levels = list("--levels");
+    let features = list("--features");
+    let memory_seeding = !args.iter().any(|a| a == "--no-memory-seeding");
+    let replicas_only = args.iter().any(|a| a == "--replicas-only");
     if args.iter().any(|a| a == "--sleep-forever") {
         loop {
             std::thread::sleep(std::time::Duration::from_secs(3600));
@@ -125,7 +134,9 @@ fn main() {
                         version: env!("CARGO_PKG_VERSION").into(),
                     },
                     feature_gates: reported,
-                    memory_seeding: true,
+                    memory_seeding,
+                    levels: levels.clone(),
+                    features: features.clone(),
                 })
             }
             ToImplementation::Tick(tick) => {
@@ -161,6 +172,12 @@ fn main() {
                 };
                 let snapshot = (*tick).into_snapshot();
                 let outcome = match s.tick(&snapshot) {
+                    Ok(mut o) if replicas_only => {
+                        o.status.conditions = None;
+                        o.status.current_metrics = None;
+                        o.events.clear();
+                        o
+                    }
                     Ok(o) => o,
                     Err(e) => {
                         eprintln!("hpa-step-reference: {e}");

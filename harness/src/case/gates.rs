@@ -41,7 +41,7 @@ fn sets_tolerance(hpa: &HorizontalPodAutoscaler) -> Option<&'static str> {
 }
 
 /// Where a manifest is in the case file: `hpa`, or the `hpaPatch` of a timeline entry.
-fn manifest_path(file: &CaseFile, manifest: usize) -> String {
+pub(crate) fn manifest_path(file: &CaseFile, manifest: usize) -> String {
     if manifest == 0 {
         return "hpa".into();
     }

@@ -15,6 +15,7 @@ use hpa_reference::validation::{ValidationOptions, validate_hpa};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 
 use super::discover::regular_file;
+use super::features::{Feature, features_needed};
 use super::gates::{GateUse, gates_used};
 use super::model::{CaseFile, Load};
 use crate::world::{MAX_PODS, MAX_VIRTUAL_SECONDS};
@@ -70,6 +71,9 @@ pub struct Case {
     pub name_pos: Pos,
     /// The feature gates the case uses (declared or detected), with the values it needs.
     pub gates: BTreeMap<String, GateUse>,
+    /// The implementation features the case needs, each with the field that needs it
+    /// ([`super::features`]).
+    pub features: Vec<(Feature, String)>,
 }
 
 impl Case {
@@ -581,6 +585,7 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
         path: path.to_path_buf(),
         name_pos: index.locate("name"),
         gates: gates_used(&file, &manifests),
+        features: features_needed(&file, &manifests),
         file,
         hpa,
         sync_period,

@@ -1,7 +1,9 @@
 //! Cases: the file format ([`model`]), finding case files ([`discover`]), loading with validation
-//! ([`load`]) and the feature gates a case uses ([`gates`]).
+//! ([`load`]), the feature gates a case uses ([`gates`]) and the implementation features it needs
+//! ([`features`]).
 
 pub mod discover;
+pub mod features;
 pub mod gates;
 pub mod load;
 pub mod model;

@@ -1,4 +1,4 @@
-//! The human report: a line per case; on failure the case's title, the expected-vs-actual diff at
+//! The human report: a line per case; on failure the case's title and notes (its arithmetic), the expected-vs-actual diff at
 //! the first failing tick with the trace around it and the implementation's stderr tail; a closing
 //! `N passed, N failed, N skipped` line.
 
@@ -52,6 +52,29 @@ fn failure_text(r: &CaseResult, failures: &[Failure], out: &mut String) {
     }
 }
 
+/// How many lines of a case's notes a failure shows.
+const NOTES_LINES: usize = 15;
+
+/// The case's notes (its arithmetic), indented, at most [`NOTES_LINES`] lines.
+fn notes_text(report: &RunReport, r: &CaseResult, out: &mut String) {
+    let Some(notes) = report.notes.get(&r.name) else {
+        return;
+    };
+    let lines: Vec<&str> = notes.trim_end().lines().collect();
+    let _ = writeln!(out, "    notes:");
+    for l in lines.iter().take(NOTES_LINES) {
+        let _ = writeln!(out, "      {l}");
+    }
+    if lines.len() > NOTES_LINES {
+        let _ = writeln!(
+            out,
+            "      … ({} more lines in {})",
+            lines.len() - NOTES_LINES,
+            r.file
+        );
+    }
+}
+
 /// Renders the report.
 pub fn render(report: &RunReport) -> String {
     let mut out = String::new();
@@ -72,11 +95,13 @@ pub fn render(report: &RunReport) -> String {
             Outcome::Errored(why) => {
                 let _ = writeln!(out, "ERROR {}  ({})", r.name, r.file);
                 let _ = writeln!(out, "    {}", r.title);
+                notes_text(report, r, &mut out);
                 let _ = writeln!(out, "    {}", why.replace('\n', "\n    "));
             }
             Outcome::Failed(failures) => {
                 let _ = writeln!(out, "FAIL  {}  ({})", r.name, r.file);
                 let _ = writeln!(out, "    {}", r.title);
+                notes_text(report, r, &mut out);
                 failure_text(r, failures, &mut out);
             }
         }
@@ -99,5 +124,13 @@ pub fn render(report: &RunReport) -> String {
         );
     }
     let _ = writeln!(out, "conformance: {p} passed, {f} failed, {s} skipped");
+    if p + f > 0 {
+        let _ = writeln!(
+            out,
+            "profile {}: {}",
+            report.profile,
+            crate::profile::levels_line(&report.results, report.profile)
+        );
+    }
     out
 }

@@ -32,11 +32,20 @@ struct JsonBadInput {
 }
 
 #[derive(Serialize)]
+struct JsonLevel {
+    level: crate::profile::Profile,
+    passed: usize,
+    ran: usize,
+}
+
+#[derive(Serialize)]
 struct JsonSummary {
     passed: usize,
     failed: usize,
     skipped: usize,
     bad_input: usize,
+    profile: crate::profile::Profile,
+    levels: Vec<JsonLevel>,
 }
 
 #[derive(Serialize)]
@@ -57,6 +66,11 @@ pub fn render(report: &RunReport) -> String {
             failed,
             skipped,
             bad_input: report.bad_input.len(),
+            profile: report.profile,
+            levels: crate::profile::level_counts(&report.results, report.profile)
+                .into_iter()
+                .map(|(level, passed, ran)| JsonLevel { level, passed, ran })
+                .collect(),
         },
         cases: report
             .results

@@ -1,6 +1,8 @@
 //! Reports: consumers of case results. Human text ([`human`]), one JSON document ([`json`]),
-//! JUnit XML ([`junit`]), and the tick-by-tick explanation table ([`explain`]).
+//! JUnit XML ([`junit`]), the tick-by-tick explanation table ([`explain`]) and the conformance
+//! statement ([`claim`]).
 
+pub mod claim;
 pub mod explain;
 pub mod human;
 pub mod json;
@@ -18,6 +20,11 @@ pub struct RunReport {
     pub results: Vec<CaseResult>,
     /// Case files that could not be loaded.
     pub bad_input: Vec<LoadError>,
+    /// The conformance profile the cases were judged at ([`crate::profile`]).
+    pub profile: crate::profile::Profile,
+    /// Each case's `notes` (its arithmetic, where docs and upstream differ), by case name: shown
+    /// with a failure.
+    pub notes: std::collections::BTreeMap<String, String>,
 }
 
 impl RunReport {

@@ -85,6 +85,17 @@ pub trait Session {
     fn diagnostics(&self) -> Option<String> {
         None
     }
+
+    /// The highest conformance level the implementation supports ([`crate::profile`]): the
+    /// reference targets support `full`; an `exec:` implementation says in `hello.levels`.
+    fn highest_level(&self) -> crate::profile::Profile {
+        crate::profile::Profile::Full
+    }
+
+    /// Who answered (`name version` from an `exec:` implementation's `hello`), if it said.
+    fn implementation(&self) -> Option<String> {
+        None
+    }
 }
 
 /// An implementation under test.

@@ -20,6 +20,7 @@ use hpa_reference::{Event, EventType, Settings};
 
 use super::{GateSupport, Session, Target, TargetError, TickOutcome, seeded_memory};
 use crate::case::Case;
+use crate::profile::Profile;
 use crate::protocol::{
     FromImplementation, PROTOCOL_VERSION, ProtocolMemory, ProtocolSettings, Start, Tick,
     ToImplementation,
@@ -145,6 +146,10 @@ struct ExecSession {
     timeout: Duration,
     /// `stop` was sent and the exit dealt with.
     finished: bool,
+    /// The highest conformance level `hello` declared.
+    highest: Profile,
+    /// `name version` from `hello`.
+    who: Option<String>,
 }
 
 impl ExecSession {
@@ -338,6 +343,14 @@ impl Session for ExecSession {
         self.stop().map_err(TargetError::failed)
     }
 
+    fn highest_level(&self) -> Profile {
+        self.highest
+    }
+
+    fn implementation(&self) -> Option<String> {
+        self.who.clone()
+    }
+
     fn diagnostics(&self) -> Option<String> {
         let tail = self.stderr.text(STDERR_LINES);
         (!tail.is_empty()).then_some(tail)
@@ -365,6 +378,8 @@ impl Target for ExecTarget {
             stderr: pipes::spawn_stderr_tail(pipes.stderr, STDERR_TAIL_BYTES),
             timeout: self.timeout,
             finished: false,
+            highest: Profile::Full,
+            who: None,
         };
         let gates: std::collections::BTreeMap<String, bool> = settings
             .gates
@@ -372,7 +387,6 @@ impl Target for ExecTarget {
             .map(|(k, v)| (k.to_string(), v))
             .collect();
         let memory = ProtocolMemory::from_memory(&seeded_memory(case));
-        let needs_memory = memory.is_some();
         session.send(
             "at start",
             &ToImplementation::Start(Start {
@@ -420,12 +434,24 @@ impl Target for ExecTarget {
                         unreported.join(", ")
                     )));
                 }
-                if needs_memory && !h.memory_seeding {
+                let declared = h.declared_features();
+                let missing: Vec<String> = case
+                    .features
+                    .iter()
+                    .filter(|(f, _)| !declared.contains(f))
+                    .map(|(f, at)| format!("{f} (it sets {at})"))
+                    .collect();
+                if !missing.is_empty() {
                     return Err(TargetError::skip(format!(
-                        "the case seeds the controller's memory, which {} cannot do",
-                        h.implementation.name
+                        "the case needs {}, which {who} does not declare in hello (features, memorySeeding)",
+                        missing.join(", ")
                     )));
                 }
+                session.who = Some(who.clone());
+                session.highest = match h.highest_level() {
+                    Ok(l) => l,
+                    Err(why) => return Err(session.fail("at start", why)),
+                };
                 Ok(Box::new(session))
             }
             FromImplementation::Result(_) => {

@@ -1,0 +1,110 @@
+//! Which implementation features a case needs beyond the basic decision (metrics, the
+//! replica formula, min/max, the default stabilization): an `exec:` implementation declares the
+//! features it has in `hello.features` (`harness/PROTOCOL.md`), and a case that needs one it does
+//! not declare is skipped with the feature and the field that needs it, never failed.
+//!
+//! | feature | needed when the case … |
+//! | --- | --- |
+//! | `behavior` | sets `spec.behavior` (in `hpa` or an `hpaPatch`): policies, per-direction stabilization, `selectPolicy` |
+//! | `containerResource` | has a `ContainerResource` metric (in `hpa` or an `hpaPatch`) |
+//! | `memorySeeding` | seeds the controller's memory with a recorded recommendation or scale event (`memory:` with entries); a memory that records nothing — "seen before, nothing recorded" — needs no seeding: every implementation starts that way |
+//!
+//! Feature gates (scale-to-zero, configurable tolerance, pod-level resources) are not features:
+//! they have their own rules ([`super::gates`]).
+
+use std::fmt;
+
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::gates::manifest_path;
+use super::model::{CaseFile, MemorySeed};
+
+/// A feature a case may need.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum Feature {
+    /// `spec.behavior`: scaling policies, per-direction stabilization windows, `selectPolicy`.
+    Behavior,
+    /// `ContainerResource` metrics.
+    ContainerResource,
+    /// Starting from a seeded memory with recorded recommendations or scale events.
+    MemorySeeding,
+}
+
+impl Feature {
+    /// Every feature.
+    pub const ALL: [Feature; 3] = [
+        Feature::Behavior,
+        Feature::ContainerResource,
+        Feature::MemorySeeding,
+    ];
+
+    /// Its name in `hello.features`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Feature::Behavior => "behavior",
+            Feature::ContainerResource => "containerResource",
+            Feature::MemorySeeding => "memorySeeding",
+        }
+    }
+
+    /// From its name in `hello.features` (`None` for a name this harness does not know, which
+    /// is ignored).
+    pub fn from_name(name: &str) -> Option<Feature> {
+        Feature::ALL.into_iter().find(|f| f.as_str() == name)
+    }
+}
+
+impl fmt::Display for Feature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether a seeded memory records something (a recommendation or a scale event), so that an
+/// implementation needs [`Feature::MemorySeeding`] to start from it.
+pub fn memory_records_something(m: &MemorySeed) -> bool {
+    !(m.recommendations.is_empty()
+        && m.scale_up_events.is_empty()
+        && m.scale_down_events.is_empty())
+}
+
+/// The features a case needs, each with the field that needs it. `manifests` are the HPA as
+/// written and after each `hpaPatch` (in time order).
+pub fn features_needed(
+    file: &CaseFile,
+    manifests: &[HorizontalPodAutoscaler],
+) -> Vec<(Feature, String)> {
+    let mut out = Vec::new();
+    if let Some(i) = manifests.iter().position(|h| h.spec.behavior.is_some()) {
+        out.push((
+            Feature::Behavior,
+            format!("{}.spec.behavior", manifest_path(file, i)),
+        ));
+    }
+    let container = |h: &HorizontalPodAutoscaler| {
+        h.spec
+            .metrics
+            .iter()
+            .flatten()
+            .position(|m| m.type_ == "ContainerResource")
+    };
+    if let Some((i, m)) = manifests
+        .iter()
+        .enumerate()
+        .find_map(|(i, h)| container(h).map(|m| (i, m)))
+    {
+        out.push((
+            Feature::ContainerResource,
+            format!("{}.spec.metrics[{m}]", manifest_path(file, i)),
+        ));
+    }
+    if file.memory.as_ref().is_some_and(memory_records_something) {
+        out.push((Feature::MemorySeeding, "memory".into()));
+    }
+    out
+}

@@ -1,0 +1,197 @@
+// Package kit runs a Go HPA implementation under hpa-conformance's step protocol
+// (harness/PROTOCOL.md): it speaks the protocol on stdin/stdout, and shows the implementation each
+// tick as what Go autoscalers already consume — client-go fake clientsets (pods and the HPA, the
+// scale subresource), the k8s.io/metrics fake clients (resource, custom and external metrics), an
+// event recorder and a clock set to the tick's virtual instant. What the implementation writes
+// through them (a scale update, an HPA status update, events) becomes the tick's result.
+//
+//	func main() {
+//		if err := kit.Serve(os.Stdin, os.Stdout, myHPA{}); err != nil {
+//			fmt.Fprintln(os.Stderr, err)
+//			os.Exit(1)
+//		}
+//	}
+package kit
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+
+	"hpa-conformance/kits/go/protocol"
+)
+
+// Info is what an implementation says about itself in hello.
+type Info struct {
+	// Name and Version identify it in reports and conformance statements.
+	Name, Version string
+	// Levels it supports (protocol.LevelReplicas, …); nil: all. Its highest level is the profile
+	// it is judged at by default.
+	Levels []string
+	// Features it has (protocol.FeatureBehavior, …); nil: none.
+	Features []string
+	// FeatureGates it runs with; nil: exactly the gates start asked for.
+	FeatureGates map[string]bool
+	// WallClock: the implementation reads time.Now instead of World.Clock. Each tick's
+	// timestamps are then shifted so that its instant is the wall clock's when it arrives, and
+	// the times written back are shifted back (see ShiftTick).
+	WallClock bool
+}
+
+// Implementation starts one session per case.
+type Implementation interface {
+	// Start begins a case with start's settings, gates and memory (when it declares
+	// protocol.FeatureMemorySeeding), and says who it is.
+	Start(start *protocol.Start) (Session, Info, error)
+}
+
+// Session decides the ticks of one case, keeping its memory between them.
+type Session interface {
+	// Tick decides one tick: read the world through w's clients, write through them.
+	Tick(w *World) error
+}
+
+// maxLine is the longest message line read (a tick of thousands of pods is several MiB).
+const maxLine = 64 << 20
+
+// Serve runs the protocol on in/out until stop (nil) or an error. One process serves one case,
+// as the harness starts one per case.
+func Serve(in io.Reader, out io.Writer, impl Implementation) error {
+	r := bufio.NewReaderSize(in, 1<<20)
+	w := bufio.NewWriter(out)
+	write := func(v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(append(b, '\n')); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+	var session Session
+	var info Info
+	var namespace string
+	for {
+		line, err := readLine(r)
+		if errors.Is(err, io.EOF) {
+			return nil // stdin closed: the harness is done with us.
+		}
+		if err != nil {
+			return err
+		}
+		var env protocol.Envelope
+		if err := json.Unmarshal(line, &env); err != nil {
+			return fmt.Errorf("not a protocol message: %w", err)
+		}
+		switch env.Kind {
+		case "start":
+			var start protocol.Start
+			if err := json.Unmarshal(line, &start); err != nil {
+				return fmt.Errorf("start: %w", err)
+			}
+			if start.Protocol != protocol.Version {
+				return fmt.Errorf("start: protocol %d, this kit speaks %d", start.Protocol, protocol.Version)
+			}
+			s, i, err := impl.Start(&start)
+			if err != nil {
+				return fmt.Errorf("start: %w", err)
+			}
+			session, info = s, i
+			if err := write(hello(&start, info)); err != nil {
+				return err
+			}
+		case "tick":
+			if session == nil {
+				return errors.New("tick before start")
+			}
+			var tick protocol.Tick
+			if err := json.Unmarshal(line, &tick); err != nil {
+				return fmt.Errorf("tick: %w", err)
+			}
+			if tick.HPA == nil {
+				return errors.New("tick without an HPA")
+			}
+			if namespace = tick.HPA.Namespace; namespace == "" {
+				namespace = "default"
+			}
+			var shift time.Duration
+			if info.WallClock {
+				shift = time.Since(tick.Now)
+				ShiftTick(&tick, shift)
+			}
+			world, err := NewWorld(&tick, namespace)
+			if err != nil {
+				return fmt.Errorf("tick %s: %w", tick.T, err)
+			}
+			world.VirtualNow = tick.Now.Add(-shift)
+			if err := session.Tick(world); err != nil {
+				return fmt.Errorf("tick %s: %w", tick.T, err)
+			}
+			result := world.Result()
+			if shift != 0 {
+				status := autoscalingv2.HorizontalPodAutoscalerStatus(result.Status)
+				ShiftStatus(&status, -shift)
+				result.Status = protocol.Status(status)
+			}
+			if err := write(result); err != nil {
+				return err
+			}
+		case "stop":
+			return nil
+		default:
+			return fmt.Errorf("unknown message kind %q", env.Kind)
+		}
+	}
+}
+
+// readLine reads one line without its newline; io.EOF when there is none.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, isPrefix, err := r.ReadLine()
+		if err != nil {
+			if errors.Is(err, io.EOF) && len(line) > 0 {
+				return line, nil
+			}
+			return nil, err
+		}
+		line = append(line, chunk...)
+		if len(line) > maxLine {
+			return nil, fmt.Errorf("a message line longer than %d bytes", maxLine)
+		}
+		if !isPrefix {
+			return line, nil
+		}
+	}
+}
+
+func hello(start *protocol.Start, info Info) protocol.Hello {
+	gates := info.FeatureGates
+	if gates == nil {
+		gates = start.FeatureGates
+	}
+	features := append([]string{}, info.Features...)
+	sort.Strings(features)
+	seeding := false
+	for _, f := range features {
+		if f == protocol.FeatureMemorySeeding {
+			seeding = true
+		}
+	}
+	return protocol.Hello{
+		Kind:           "hello",
+		Protocol:       protocol.Version,
+		Implementation: protocol.Implementation{Name: info.Name, Version: info.Version},
+		FeatureGates:   gates,
+		MemorySeeding:  seeding,
+		Levels:         info.Levels,
+		Features:       features,
+	}
+}

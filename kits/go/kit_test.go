@@ -1,0 +1,255 @@
+package kit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"hpa-conformance/kits/go/protocol"
+)
+
+const start = `{"kind":"start","protocol":1,"case":"c","featureGates":{"HPAScaleToZero":false},
+ "settings":{"syncPeriodSeconds":15,"tolerance":0.1,"cpuInitializationPeriodSeconds":300,
+ "initialReadinessDelaySeconds":30,"downscaleStabilizationSeconds":300,"scaleUpLimitFactor":2,
+ "scaleUpLimitMinimum":4},"memory":{"recommendations":[],"scaleUpEvents":[],"scaleDownEvents":[]}}`
+
+const tick = `{"kind":"tick","t":15,"now":"2000-01-01T00:00:15Z",
+ "hpa":{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"web","namespace":"default"},
+  "spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"minReplicas":1,"maxReplicas":10,
+   "metrics":[{"type":"Object","object":{"describedObject":{"kind":"Service","name":"front"},"metric":{"name":"rps"},"target":{"type":"Value","value":"10"}}}]},
+  "status":{"desiredReplicas":2,"currentReplicas":2}},
+ "scale":{"spec":{"replicas":2},"status":{"replicas":2,"selector":"app=web"}},
+ "scaleError":null,"scaleUpdateError":null,
+ "pods":[{"metadata":{"name":"web-0","labels":{"app":"web"}},"status":{"phase":"Running"}},
+         {"metadata":{"name":"web-1","labels":{"app":"web"}},"status":{"phase":"Running"}},
+         {"metadata":{"name":"other","labels":{"app":"other"}},"status":{"phase":"Running"}}],
+ "metrics":{"resource":{"items":[{"metadata":{"name":"web-0"},"timestamp":"2000-01-01T00:00:10Z","window":"30s","containers":[{"name":"app","usage":{"cpu":"900m"}}]},
+                                 {"metadata":{"name":"web-1"},"timestamp":"2000-01-01T00:00:10Z","window":"30s","containers":[{"name":"app","usage":{"cpu":"700m"}}]}]},
+  "pods":{"qps":{"items":[{"pod":"web-0","value":"1500m","timestamp":"2000-01-01T00:00:10Z","windowSeconds":30}]}},
+  "object":{"rps":{"value":{"value":"20","timestamp":"2000-01-01T00:00:10Z"}}},
+  "external":{"queue":{"items":[{"value":"30","timestamp":"2000-01-01T00:00:10Z"}]},"broken":{"error":"boom"}}},
+ "otherHpasSelectingPods":[]}`
+
+// probe reads everything through the fakes and writes a scale, a status and an event.
+type probe struct {
+	t    *testing.T
+	seen map[string]string
+}
+
+func (p *probe) Start(s *protocol.Start) (Session, Info, error) {
+	p.seen["memory"] = map[bool]string{true: "records", false: "empty"}[s.Memory.RecordsSomething()]
+	return p, Info{Name: "probe", Version: "0.1", Levels: []string{protocol.LevelReplicas}, Features: []string{protocol.FeatureBehavior}}, nil
+}
+
+func (p *probe) Tick(w *World) error {
+	ctx := context.Background()
+	scale, err := w.Scales.Scales(w.Namespace).Get(ctx, schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	sel, err := labels.Parse(scale.Status.Selector)
+	if err != nil {
+		return err
+	}
+	pods, err := w.Kube.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return err
+	}
+	pm, err := w.ResourceMetrics.MetricsV1beta1().PodMetricses(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return err
+	}
+	custom, err := w.CustomMetrics.NamespacedMetrics(w.Namespace).GetForObjects(schema.GroupKind{Kind: "Pod"}, sel, "qps", labels.Everything())
+	if err != nil {
+		return err
+	}
+	object, err := w.CustomMetrics.NamespacedMetrics(w.Namespace).GetForObject(schema.GroupKind{Kind: "Service"}, "front", "rps", labels.Everything())
+	if err != nil {
+		return err
+	}
+	external, err := w.ExternalMetrics.NamespacedMetrics(w.Namespace).List("queue", labels.Everything())
+	if err != nil {
+		return err
+	}
+	_, brokenErr := w.ExternalMetrics.NamespacedMetrics(w.Namespace).List("broken", labels.Everything())
+	p.seen["pods"] = itoa(len(pods.Items))
+	p.seen["podmetrics"] = itoa(len(pm.Items))
+	p.seen["custom"] = custom.Items[0].Value.String()
+	p.seen["object"] = object.Value.String()
+	p.seen["external"] = external.Items[0].Value.String()
+	p.seen["broken"] = brokenErr.Error()
+	p.seen["now"] = w.Clock.Now().Format(time.RFC3339)
+
+	up := &autoscalingv1.Scale{ObjectMeta: scale.ObjectMeta, Spec: autoscalingv1.ScaleSpec{Replicas: 4}}
+	if _, err := w.Scales.Scales(w.Namespace).Update(ctx, schema.GroupResource{Group: "apps", Resource: "deployments"}, up, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	hpa := w.HPA.DeepCopy()
+	hpa.Status = autoscalingv2.HorizontalPodAutoscalerStatus{DesiredReplicas: 4, CurrentReplicas: 0, LastScaleTime: &metav1.Time{Time: w.Now}}
+	if _, err := w.Kube.AutoscalingV2().HorizontalPodAutoscalers(w.Namespace).UpdateStatus(ctx, hpa, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	w.Recorder.Eventf(hpa, "Normal", "SuccessfulRescale", "New size: %d; reason: %s", 4, "test")
+	return nil
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestASessionSeesTheTickThroughTheFakesAndAnswersWhatWasWritten(t *testing.T) {
+	p := &probe{t: t, seen: map[string]string{}}
+	in := strings.NewReader(strings.ReplaceAll(start, "\n", "") + "\n" + strings.ReplaceAll(tick, "\n", "") + "\n" + `{"kind":"stop"}` + "\n")
+	var out bytes.Buffer
+	if err := Serve(in, &out, p); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want hello and one result, got %q", out.String())
+	}
+	var hello map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &hello); err != nil {
+		t.Fatal(err)
+	}
+	if hello["kind"] != "hello" || hello["memorySeeding"] != false || hello["featureGates"].(map[string]any)["HPAScaleToZero"] != false {
+		t.Errorf("hello: %s", lines[0])
+	}
+	if got := hello["levels"].([]any); len(got) != 1 || got[0] != "replicas" {
+		t.Errorf("levels: %s", lines[0])
+	}
+	want := map[string]string{
+		"memory": "empty", "pods": "2", "podmetrics": "2", "custom": "1500m", "object": "20",
+		"external": "30", "broken": "boom", "now": "2000-01-01T00:00:15Z",
+	}
+	for k, v := range want {
+		if p.seen[k] != v {
+			t.Errorf("%s: want %q, got %q", k, v, p.seen[k])
+		}
+	}
+	var result struct {
+		Kind     string          `json:"kind"`
+		T        json.RawMessage `json:"t"`
+		ScaledTo *int32          `json:"scaledTo"`
+		Status   map[string]any  `json:"status"`
+		Events   []protocol.Event
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &result); err != nil {
+		t.Fatal(err)
+	}
+	if result.Kind != "result" || string(result.T) != "15" || result.ScaledTo == nil || *result.ScaledTo != 4 {
+		t.Errorf("result: %s", lines[1])
+	}
+	if result.Status["desiredReplicas"] != float64(4) || result.Status["currentReplicas"] != float64(0) || result.Status["lastScaleTime"] != "2000-01-01T00:00:15Z" {
+		t.Errorf("status (currentReplicas 0 must be written): %s", lines[1])
+	}
+	if len(result.Events) != 1 || result.Events[0].Message != "New size: 4; reason: test" {
+		t.Errorf("events: %s", lines[1])
+	}
+}
+
+// idle reads nothing and writes nothing.
+type idle struct{}
+
+func (idle) Start(*protocol.Start) (Session, Info, error) { return idle{}, Info{Name: "idle"}, nil }
+func (idle) Tick(*World) error                            { return nil }
+
+func TestAnIdleTickAnswersNoScaleTheStatusAsItWasAndNoEvents(t *testing.T) {
+	errTick := strings.Replace(strings.ReplaceAll(tick, "\n", ""), `"scaleUpdateError":null`, `"scaleUpdateError":"conflict"`, 1)
+	in := strings.NewReader(strings.ReplaceAll(start, "\n", "") + "\n" + errTick + "\n")
+	var out bytes.Buffer
+	if err := Serve(in, &out, idle{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || lines[1] != `{"kind":"result","t":15,"scaledTo":null,"status":{"currentMetrics":null,"currentReplicas":2,"desiredReplicas":2},"events":[]}` {
+		t.Fatalf("got %q", out.String())
+	}
+	if !strings.Contains(lines[0], `"features":[]`) {
+		t.Errorf("hello lists no feature: %s", lines[0])
+	}
+}
+
+func TestAScaleUpdateErrorFailsTheWriteAndRecordsNoScale(t *testing.T) {
+	var tk protocol.Tick
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(tick, "\n", "")), &tk); err != nil {
+		t.Fatal(err)
+	}
+	msg := "conflict"
+	tk.ScaleUpdateError = &msg
+	w, err := NewWorld(&tk, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.Scales.Scales("default").Update(context.Background(), schema.GroupResource{Resource: "deployments"}, &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 3}}, metav1.UpdateOptions{})
+	if err == nil || err.Error() != "conflict" || w.ScaledTo() != nil {
+		t.Fatalf("want the update to fail with the tick's error, got %v, scaled to %v", err, w.ScaledTo())
+	}
+	getErr := "no scale"
+	tk.ScaleError = &getErr
+	w, _ = NewWorld(&tk, "default")
+	if _, err := w.Scales.Scales("default").Get(context.Background(), schema.GroupResource{Resource: "deployments"}, "web", metav1.GetOptions{}); err == nil || err.Error() != "no scale" {
+		t.Fatalf("want GET scale to fail with the tick's error, got %v", err)
+	}
+}
+
+func TestUnknownKindsAndTicksBeforeStartAreErrors(t *testing.T) {
+	for _, in := range []string{`{"kind":"bogus"}`, strings.ReplaceAll(tick, "\n", ""), `not json`} {
+		if err := Serve(strings.NewReader(in+"\n"), &bytes.Buffer{}, idle{}); err == nil {
+			t.Errorf("%.30s…: want an error", in)
+		}
+	}
+	if err := Serve(strings.NewReader(""), &bytes.Buffer{}, idle{}); err != nil {
+		t.Errorf("a closed stdin ends the session cleanly: %v", err)
+	}
+}
+
+// wallClock reads time.Now like a library that takes no clock.
+type wallClock struct{ age, virtual time.Duration }
+
+func (c *wallClock) Start(*protocol.Start) (Session, Info, error) {
+	return c, Info{Name: "wall", WallClock: true}, nil
+}
+
+func (c *wallClock) Tick(w *World) error {
+	pod, err := w.Kube.CoreV1().Pods(w.Namespace).Get(context.Background(), "web-0", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	c.age = time.Since(pod.Status.StartTime.Time)
+	c.virtual = w.Now.Sub(w.VirtualNow)
+	hpa := w.HPA.DeepCopy()
+	hpa.Status.LastScaleTime = &metav1.Time{Time: time.Now()}
+	_, err = w.Kube.AutoscalingV2().HorizontalPodAutoscalers(w.Namespace).UpdateStatus(context.Background(), hpa, metav1.UpdateOptions{})
+	return err
+}
+
+func TestAWallClockImplementationSeesTheTickOnTheWallClockAndWritesVirtualTimes(t *testing.T) {
+	withStart := strings.Replace(strings.ReplaceAll(tick, "\n", ""), `"name":"web-0","labels":{"app":"web"}},"status":{"phase":"Running"}`,
+		`"name":"web-0","labels":{"app":"web"}},"status":{"phase":"Running","startTime":"2000-01-01T00:00:05Z"}`, 1)
+	c := &wallClock{}
+	var out bytes.Buffer
+	in := strings.NewReader(strings.ReplaceAll(start, "\n", "") + "\n" + withStart + "\n")
+	if err := Serve(in, &out, c); err != nil {
+		t.Fatal(err)
+	}
+	// The pod started 10 s before the tick; on the wall clock it is 10 s old (plus the
+	// microseconds the tick took).
+	if c.age < 10*time.Second || c.age > 11*time.Second {
+		t.Errorf("pod age on the wall clock: %v", c.age)
+	}
+	if c.virtual < 24*365*time.Hour {
+		t.Errorf("the tick was not shifted to the wall clock: %v", c.virtual)
+	}
+	if !strings.Contains(out.String(), `"lastScaleTime":"2000-01-01T00:00:15Z"`) {
+		t.Errorf("a time written on the wall clock comes back on the virtual clock: %s", out.String())
+	}
+}

@@ -1,0 +1,229 @@
+// Package protocol holds the step protocol's messages (harness/PROTOCOL.md in hpa-conformance)
+// as Go types: what the harness sends (Start, Tick, Stop) and what an implementation answers
+// (Hello, Result). Unknown fields are ignored when decoding, as the protocol asks.
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metricsapi "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+)
+
+// Version is the step-protocol version this package speaks.
+const Version = 1
+
+// Conformance levels (hello.levels).
+const (
+	LevelReplicas = "replicas"
+	LevelStatus   = "status"
+	LevelFull     = "full"
+)
+
+// Features (hello.features).
+const (
+	FeatureBehavior          = "behavior"
+	FeatureContainerResource = "containerResource"
+	FeatureMemorySeeding     = "memorySeeding"
+)
+
+// Envelope is any message's kind.
+type Envelope struct {
+	Kind string `json:"kind"`
+}
+
+// Start begins a case.
+type Start struct {
+	Kind         string          `json:"kind"`
+	Protocol     int             `json:"protocol"`
+	Case         string          `json:"case"`
+	FeatureGates map[string]bool `json:"featureGates"`
+	Settings     Settings        `json:"settings"`
+	// Memory is nil when the controller never saw the HPA. A memory whose lists are all empty
+	// means "seen before, nothing recorded" (no first-sight recommendation).
+	Memory *Memory `json:"memory"`
+}
+
+// Settings are kube-controller-manager's --horizontal-pod-autoscaler-* flags, plus the
+// no-behavior scale-up limit max(factor × current, minimum).
+type Settings struct {
+	SyncPeriodSeconds              float64 `json:"syncPeriodSeconds"`
+	Tolerance                      float64 `json:"tolerance"`
+	CPUInitializationPeriodSeconds float64 `json:"cpuInitializationPeriodSeconds"`
+	InitialReadinessDelaySeconds   float64 `json:"initialReadinessDelaySeconds"`
+	DownscaleStabilizationSeconds  float64 `json:"downscaleStabilizationSeconds"`
+	ScaleUpLimitFactor             float64 `json:"scaleUpLimitFactor"`
+	ScaleUpLimitMinimum            float64 `json:"scaleUpLimitMinimum"`
+}
+
+// Seconds turns a settings value into a duration.
+func Seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// Memory is the controller's memory to start with.
+type Memory struct {
+	Recommendations []Recommendation `json:"recommendations"`
+	ScaleUpEvents   []ScaleEvent     `json:"scaleUpEvents"`
+	ScaleDownEvents []ScaleEvent     `json:"scaleDownEvents"`
+}
+
+// RecordsSomething says whether the memory holds an entry (and so needs memorySeeding).
+func (m *Memory) RecordsSomething() bool {
+	return m != nil && (len(m.Recommendations) > 0 || len(m.ScaleUpEvents) > 0 || len(m.ScaleDownEvents) > 0)
+}
+
+// Recommendation is a recorded recommendation.
+type Recommendation struct {
+	Replicas int32     `json:"replicas"`
+	Time     time.Time `json:"time"`
+}
+
+// ScaleEvent is a recorded scale-up or scale-down.
+type ScaleEvent struct {
+	Change int32     `json:"change"`
+	Time   time.Time `json:"time"`
+}
+
+// Implementation says who answers.
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Hello answers Start.
+type Hello struct {
+	Kind           string          `json:"kind"`
+	Protocol       int             `json:"protocol"`
+	Implementation Implementation  `json:"implementation"`
+	FeatureGates   map[string]bool `json:"featureGates"`
+	MemorySeeding  bool            `json:"memorySeeding"`
+	Levels         []string        `json:"levels,omitempty"`
+	Features       []string        `json:"features"`
+}
+
+// Tick is one tick of the world.
+type Tick struct {
+	Kind             string                                 `json:"kind"`
+	T                json.RawMessage                        `json:"t"`
+	Now              time.Time                              `json:"now"`
+	HPA              *autoscalingv2.HorizontalPodAutoscaler `json:"hpa"`
+	Scale            *autoscalingv1.Scale                   `json:"scale"`
+	ScaleError       *string                                `json:"scaleError"`
+	ScaleUpdateError *string                                `json:"scaleUpdateError"`
+	Pods             []corev1.Pod                           `json:"pods"`
+	Metrics          Metrics                                `json:"metrics"`
+	// OtherHPAsSelectingPods are keys (namespace/name) of other HPAs whose selectors match
+	// these pods.
+	OtherHPAsSelectingPods []string `json:"otherHpasSelectingPods"`
+}
+
+// Metrics are the metrics APIs' answers this tick, by API and metric name.
+type Metrics struct {
+	Resource ListAnswer[metricsapi.PodMetrics]  `json:"resource"`
+	Pods     map[string]ListAnswer[PodValue]    `json:"pods"`
+	Object   map[string]ObjectAnswer            `json:"object"`
+	External map[string]ListAnswer[SampleValue] `json:"external"`
+}
+
+// ListAnswer is a list answer: its items, or the request's error.
+type ListAnswer[T any] struct {
+	Items []T     `json:"items"`
+	Error *string `json:"error"`
+}
+
+// PodValue is one pod's custom.metrics.k8s.io value.
+type PodValue struct {
+	Pod           string            `json:"pod"`
+	Value         resource.Quantity `json:"value"`
+	Timestamp     metav1.Time       `json:"timestamp"`
+	WindowSeconds *int64            `json:"windowSeconds"`
+}
+
+// SampleValue is an Object metric's value or one External series.
+type SampleValue struct {
+	Value         resource.Quantity `json:"value"`
+	Timestamp     metav1.Time       `json:"timestamp"`
+	WindowSeconds *int64            `json:"windowSeconds,omitempty"`
+}
+
+// ObjectAnswer is an Object metric's answer: a value, or the request's error. Both spellings
+// are read: {"value": "20", "timestamp": …} and {"value": {"value": "20", "timestamp": …}}.
+type ObjectAnswer struct {
+	Value *SampleValue
+	Error *string
+}
+
+// UnmarshalJSON reads both spellings.
+func (o *ObjectAnswer) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Value         json.RawMessage `json:"value"`
+		Timestamp     metav1.Time     `json:"timestamp"`
+		WindowSeconds *int64          `json:"windowSeconds"`
+		Error         *string         `json:"error"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	o.Error = raw.Error
+	v := bytes.TrimSpace(raw.Value)
+	switch {
+	case len(v) == 0 || bytes.Equal(v, []byte("null")):
+		o.Value = nil
+	case v[0] == '{':
+		var s SampleValue
+		if err := json.Unmarshal(v, &s); err != nil {
+			return fmt.Errorf("object metric value: %w", err)
+		}
+		o.Value = &s
+	default:
+		var q resource.Quantity
+		if err := json.Unmarshal(v, &q); err != nil {
+			return fmt.Errorf("object metric value: %w", err)
+		}
+		o.Value = &SampleValue{Value: q, Timestamp: raw.Timestamp, WindowSeconds: raw.WindowSeconds}
+	}
+	return nil
+}
+
+// Event is an event recorded on the HPA.
+type Event struct {
+	Type    string `json:"type"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// Result answers a Tick.
+type Result struct {
+	Kind string          `json:"kind"`
+	T    json.RawMessage `json:"t"`
+	// ScaledTo is the count of a successful scale write this tick, or nil.
+	ScaledTo *int32  `json:"scaledTo"`
+	Status   Status  `json:"status"`
+	Events   []Event `json:"events"`
+}
+
+// Status is an HPA status as written, with currentReplicas always present (the Go type omits
+// it when 0, which a reader could take for "unknown").
+type Status autoscalingv2.HorizontalPodAutoscalerStatus
+
+// MarshalJSON writes currentReplicas even when 0.
+func (s Status) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(autoscalingv2.HorizontalPodAutoscalerStatus(s))
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, err
+	}
+	if _, ok := fields["currentReplicas"]; !ok {
+		fields["currentReplicas"] = json.RawMessage(fmt.Sprint(s.CurrentReplicas))
+	}
+	return json.Marshal(fields)
+}

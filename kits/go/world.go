@@ -1,0 +1,275 @@
+package kit
+
+// The world of one tick behind client-go and k8s.io/metrics fakes. Each tick gets fresh fakes
+// that answer from the tick's message; what the implementation writes through them is captured.
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	scalefake "k8s.io/client-go/scale/fake"
+	core "k8s.io/client-go/testing"
+	cmapi "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
+	emapi "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
+	metricsapi "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+	metricsfake "k8s.io/metrics/pkg/client/clientset/versioned/fake"
+	cmfake "k8s.io/metrics/pkg/client/custom_metrics/fake"
+	emfake "k8s.io/metrics/pkg/client/external_metrics/fake"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"hpa-conformance/kits/go/protocol"
+)
+
+// World is one tick, as a Go autoscaler sees a cluster.
+type World struct {
+	// Tick is the message as sent.
+	Tick *protocol.Tick
+	// Now is the tick's virtual instant; Clock is a clock stopped there. Use them for every
+	// time-based decision (windows, lastScaleTime, CPU initialization), never the wall clock.
+	Now   time.Time
+	Clock *clocktesting.FakeClock
+	// VirtualNow is the tick's instant on the harness's clock: Now, except for an implementation
+	// that reads the wall clock (Info.WallClock), whose tick is shifted to the wall clock each
+	// tick — memory kept across ticks (recommendations, scale events) must use VirtualNow.
+	VirtualNow time.Time
+	// Namespace of the HPA and its pods.
+	Namespace string
+	// HPA as stored, with the status the implementation last wrote.
+	HPA *autoscalingv2.HorizontalPodAutoscaler
+	// Kube holds the pods and the HPA: list pods by the scale's selector, UpdateStatus the HPA.
+	Kube *fake.Clientset
+	// Scales is the scale subresource of the HPA's target: Get (fails with the tick's scaleError)
+	// and Update (fails with its scaleUpdateError).
+	Scales *scalefake.FakeScaleClient
+	// ResourceMetrics is metrics.k8s.io: MetricsV1beta1().PodMetricses(ns).List.
+	ResourceMetrics *metricsfake.Clientset
+	// CustomMetrics is custom.metrics.k8s.io (Pods metrics by selector, Object metrics by
+	// described object); ExternalMetrics is external.metrics.k8s.io.
+	CustomMetrics   *cmfake.FakeCustomMetricsClient
+	ExternalMetrics *emfake.FakeExternalMetricsClient
+	// Recorder records events on the HPA (a client-go record.EventRecorder).
+	Recorder *Recorder
+
+	scaledTo *int32
+	status   *autoscalingv2.HorizontalPodAutoscalerStatus
+}
+
+// NewWorld builds the fakes for a tick.
+func NewWorld(tick *protocol.Tick, namespace string) (*World, error) {
+	w := &World{
+		Tick:       tick,
+		Now:        tick.Now,
+		VirtualNow: tick.Now,
+		Clock:      clocktesting.NewFakeClock(tick.Now),
+		Namespace:  namespace,
+		HPA:        tick.HPA.DeepCopy(),
+		Recorder:   &Recorder{},
+	}
+	if w.HPA.Namespace == "" {
+		w.HPA.Namespace = namespace
+	}
+	labelsByPod := map[string]map[string]string{}
+	objs := []runtime.Object{w.HPA.DeepCopy()}
+	for i := range tick.Pods {
+		p := tick.Pods[i].DeepCopy()
+		if p.Namespace == "" {
+			p.Namespace = namespace
+		}
+		labelsByPod[p.Name] = p.Labels
+		objs = append(objs, p)
+	}
+	w.Kube = fake.NewClientset(objs...)
+	w.Kube.PrependReactor("update", "horizontalpodautoscalers", w.reactHPAUpdate)
+
+	w.Scales = &scalefake.FakeScaleClient{}
+	w.Scales.AddReactor("get", "*", w.reactGetScale)
+	w.Scales.AddReactor("update", "*", w.reactUpdateScale)
+
+	w.ResourceMetrics = &metricsfake.Clientset{}
+	w.ResourceMetrics.AddReactor("list", "pods", func(action core.Action) (bool, runtime.Object, error) {
+		answer := tick.Metrics.Resource
+		if answer.Error != nil {
+			return true, nil, errors.New(*answer.Error)
+		}
+		list := &metricsapi.PodMetricsList{Items: make([]metricsapi.PodMetrics, 0, len(answer.Items))}
+		for _, m := range answer.Items {
+			m := *m.DeepCopy()
+			if m.Namespace == "" {
+				m.Namespace = action.GetNamespace()
+			}
+			// As metrics-server does, a PodMetrics carries its pod's labels (the fake filters a
+			// list by the label selector against them).
+			if m.Labels == nil {
+				m.Labels = labelsByPod[m.Name]
+			}
+			list.Items = append(list.Items, m)
+		}
+		return true, list, nil
+	})
+	w.CustomMetrics = &cmfake.FakeCustomMetricsClient{}
+	w.CustomMetrics.AddReactor("get", "*", w.reactCustomMetric)
+	w.ExternalMetrics = &emfake.FakeExternalMetricsClient{}
+	w.ExternalMetrics.AddReactor("list", "*", w.reactExternalMetric)
+	return w, nil
+}
+
+// Result is what the implementation did this tick: the successful scale write, the status it
+// wrote (else the HPA's status as it was), the events it recorded.
+func (w *World) Result() protocol.Result {
+	status := w.HPA.Status
+	if w.status != nil {
+		status = *w.status
+	}
+	events := w.Recorder.Events
+	if events == nil {
+		events = []protocol.Event{}
+	}
+	return protocol.Result{
+		Kind:     "result",
+		T:        w.Tick.T,
+		ScaledTo: w.scaledTo,
+		Status:   protocol.Status(status),
+		Events:   events,
+	}
+}
+
+// ScaledTo is the count of this tick's successful scale write, if any.
+func (w *World) ScaledTo() *int32 { return w.scaledTo }
+
+func (w *World) reactHPAUpdate(action core.Action) (bool, runtime.Object, error) {
+	update := action.(core.UpdateAction)
+	hpa, ok := update.GetObject().(*autoscalingv2.HorizontalPodAutoscaler)
+	if !ok {
+		return true, nil, fmt.Errorf("unexpected object %T in an HPA update", update.GetObject())
+	}
+	if update.GetSubresource() == "status" {
+		w.status = hpa.Status.DeepCopy()
+	}
+	return false, nil, nil // the tracker stores it too
+}
+
+func (w *World) reactGetScale(action core.Action) (bool, runtime.Object, error) {
+	t := w.Tick
+	if t.ScaleError != nil {
+		return true, nil, errors.New(*t.ScaleError)
+	}
+	if t.Scale == nil {
+		return true, nil, errors.New("the harness sent no scale")
+	}
+	s := t.Scale.DeepCopy()
+	s.Name = action.(core.GetAction).GetName()
+	s.Namespace = action.GetNamespace()
+	return true, s, nil
+}
+
+func (w *World) reactUpdateScale(action core.Action) (bool, runtime.Object, error) {
+	if e := w.Tick.ScaleUpdateError; e != nil {
+		return true, nil, errors.New(*e)
+	}
+	s, ok := action.(core.UpdateAction).GetObject().(*autoscalingv1.Scale)
+	if !ok {
+		return true, nil, fmt.Errorf("unexpected object %T in a scale update", action.(core.UpdateAction).GetObject())
+	}
+	replicas := s.Spec.Replicas
+	w.scaledTo = &replicas
+	return true, s.DeepCopy(), nil
+}
+
+func (w *World) reactCustomMetric(action core.Action) (bool, runtime.Object, error) {
+	get, ok := action.(cmfake.GetForAction)
+	if !ok {
+		return true, nil, fmt.Errorf("unexpected custom metrics action %T", action)
+	}
+	name := get.GetMetricName()
+	if get.GetName() == "*" {
+		// Per-pod values of the selected pods (a Pods metric).
+		answer, found := w.Tick.Metrics.Pods[name]
+		list := &cmapi.MetricValueList{}
+		if !found {
+			return true, list, nil
+		}
+		if answer.Error != nil {
+			return true, nil, errors.New(*answer.Error)
+		}
+		for _, v := range answer.Items {
+			list.Items = append(list.Items, cmapi.MetricValue{
+				DescribedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Name: v.Pod, Namespace: action.GetNamespace()},
+				Metric:          cmapi.MetricIdentifier{Name: name},
+				Timestamp:       v.Timestamp,
+				WindowSeconds:   v.WindowSeconds,
+				Value:           v.Value,
+			})
+		}
+		return true, list, nil
+	}
+	// One described object's value (an Object metric).
+	answer, found := w.Tick.Metrics.Object[name]
+	if found && answer.Error != nil {
+		return true, nil, errors.New(*answer.Error)
+	}
+	if !found || answer.Value == nil {
+		return true, nil, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status:  metav1.StatusFailure,
+			Code:    404,
+			Reason:  metav1.StatusReasonNotFound,
+			Message: fmt.Sprintf("the server could not find the metric %s for %s", name, get.GetName()),
+		}}
+	}
+	v := answer.Value
+	return true, &cmapi.MetricValueList{Items: []cmapi.MetricValue{{
+		DescribedObject: corev1.ObjectReference{Name: get.GetName(), Namespace: action.GetNamespace()},
+		Metric:          cmapi.MetricIdentifier{Name: name},
+		Timestamp:       v.Timestamp,
+		WindowSeconds:   v.WindowSeconds,
+		Value:           v.Value,
+	}}}, nil
+}
+
+func (w *World) reactExternalMetric(action core.Action) (bool, runtime.Object, error) {
+	name := action.GetResource().Resource
+	list := &emapi.ExternalMetricValueList{}
+	answer, found := w.Tick.Metrics.External[name]
+	if !found {
+		return true, list, nil
+	}
+	if answer.Error != nil {
+		return true, nil, errors.New(*answer.Error)
+	}
+	for _, v := range answer.Items {
+		list.Items = append(list.Items, emapi.ExternalMetricValue{
+			MetricName:    name,
+			Timestamp:     v.Timestamp,
+			WindowSeconds: v.WindowSeconds,
+			Value:         v.Value,
+		})
+	}
+	return true, list, nil
+}
+
+// Recorder is a client-go record.EventRecorder that keeps the events of one tick, in order.
+type Recorder struct {
+	Events []protocol.Event
+}
+
+// Event records an event.
+func (r *Recorder) Event(_ runtime.Object, eventtype, reason, message string) {
+	r.Events = append(r.Events, protocol.Event{Type: eventtype, Reason: reason, Message: message})
+}
+
+// Eventf records an event with a formatted message.
+func (r *Recorder) Eventf(o runtime.Object, eventtype, reason, messageFmt string, args ...interface{}) {
+	r.Event(o, eventtype, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+// AnnotatedEventf records an event (annotations are not part of the protocol).
+func (r *Recorder) AnnotatedEventf(o runtime.Object, _ map[string]string, eventtype, reason, messageFmt string, args ...interface{}) {
+	r.Eventf(o, eventtype, reason, messageFmt, args...)
+}
