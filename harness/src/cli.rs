@@ -60,8 +60,9 @@ pub enum Command {
         /// skipped.
         #[arg(long, value_delimiter = ',')]
         feature_gates: Vec<String>,
-        /// Also write `report.json` and `junit.xml` into this folder (created if missing); stdout
-        /// keeps the `--format` report. A report that cannot be written is an error (exit 2).
+        /// Also write `report.json`, `junit.xml` and `index.html` (an offline page with each
+        /// case's replica timeline) into this folder (created if missing); stdout keeps the
+        /// `--format` report. A report that cannot be written is an error (exit 2).
         #[arg(long)]
         report: Option<PathBuf>,
         #[command(flatten)]
@@ -454,7 +455,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 results,
                 bad_input,
             };
-            let code = deliver(&report, format, report_dir.as_deref(), out, err)?;
+            let code = deliver(&report, &cases, format, report_dir.as_deref(), out, err)?;
             if code == exit::NOTHING_RAN {
                 let why = if loaded == 0 {
                     format!("no case file under {}", shown(&paths))
@@ -492,6 +493,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
 /// the exit code.
 fn deliver(
     report: &RunReport,
+    cases: &[Case],
     format: Format,
     report_dir: Option<&Path>,
     out: &mut dyn Write,
@@ -507,17 +509,21 @@ fn deliver(
     };
     emit(out, &text)?;
     if let Some(dir) = report_dir {
-        write_reports(report, dir)?;
+        write_reports(report, cases, dir)?;
     }
     Ok(report.exit_code())
 }
 
-/// Writes `report.json` and `junit.xml` into `dir` (created if missing).
-fn write_reports(report: &RunReport, dir: &Path) -> Result<(), String> {
+/// Writes `report.json`, `junit.xml` and `index.html` into `dir` (created if missing).
+fn write_reports(report: &RunReport, cases: &[Case], dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("error: cannot write the report to {}: {e}", dir.display()))?;
     write_report_file(&dir.join("report.json"), &report::json::render(report))?;
-    write_report_file(&dir.join("junit.xml"), &report::junit::render(report))
+    write_report_file(&dir.join("junit.xml"), &report::junit::render(report))?;
+    write_report_file(
+        &dir.join("index.html"),
+        &report::html::render(report, cases),
+    )
 }
 
 /// `run --target cluster`: the real-time lane.
@@ -614,7 +620,7 @@ fn run_on_cluster(
         results,
         bad_input,
     };
-    let code = deliver(&report, format, report_dir.as_deref(), out, err)?;
+    let code = deliver(&report, &cases, format, report_dir.as_deref(), out, err)?;
     if code == exit::NOTHING_RAN {
         let _ = writeln!(
             err,

@@ -36,6 +36,38 @@ pub struct TickTrace {
     /// Why (from targets that explain): proposals, stabilized and limited values.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// The same tick in numbers, for pictures ([`crate::report::timeline`]); not serialized, so
+    /// snapshots and reports show the text above only.
+    #[serde(skip)]
+    pub numbers: TickNumbers,
+}
+
+/// A tick's numbers for plots: each metric's current value as the status reports it, and (from
+/// targets that explain) the stabilized and rate-limited counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TickNumbers {
+    /// `status.currentMetrics` in order.
+    pub metrics: Vec<MetricNumber>,
+    /// The metrics' desired count (the maximum over the proposals), when explained.
+    pub metric_desired: Option<i32>,
+    /// After stabilization, when explained.
+    pub stabilized: Option<i32>,
+    /// After rate limits and min/max, when explained.
+    pub limited: Option<i32>,
+}
+
+/// One metric's current value in exact numbers (milli-values as `reference/src/quantity.rs`
+/// parses them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricNumber {
+    /// The metric's label, as in [`TickTrace::metrics`] (`cpu`, `pods/…`, `external/…`).
+    pub label: String,
+    /// `current.averageUtilization` (percent).
+    pub utilization: Option<i32>,
+    /// `current.averageValue` in milli-units.
+    pub average_milli: Option<i64>,
+    /// `current.value` in milli-units.
+    pub value_milli: Option<i64>,
 }
 
 fn milli_text(
@@ -94,6 +126,19 @@ fn metric_text(m: &MetricStatus) -> String {
             format!("{label}: {}", parts.join(", "))
         }
     }
+}
+
+fn metric_number(m: &MetricStatus) -> Option<MetricNumber> {
+    let (label, c) = metric_current(m)?;
+    let milli = |q: &Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>| {
+        q.as_ref().and_then(|q| parse_milli(&q.0).ok())
+    };
+    Some(MetricNumber {
+        label,
+        utilization: c.average_utilization,
+        average_milli: milli(&c.average_value),
+        value_milli: milli(&c.value),
+    })
 }
 
 fn why_text(e: &Explanation) -> String {
@@ -184,15 +229,32 @@ pub fn tick_trace(
             .map(|e| format!("{} {}: {}", e.type_.as_str(), e.reason, e.message))
             .collect(),
         why: outcome.explanation.as_ref().map(why_text),
+        numbers: TickNumbers {
+            metrics: s
+                .current_metrics
+                .iter()
+                .flatten()
+                .filter_map(metric_number)
+                .collect(),
+            metric_desired: outcome.explanation.as_ref().and_then(|e| e.metric_desired),
+            stabilized: outcome.explanation.as_ref().and_then(|e| e.stabilized),
+            limited: outcome.explanation.as_ref().and_then(|e| e.limited),
+        },
     }
 }
 
 impl TickTrace {
-    /// What every target must agree on: the trace without the explanation and without event
-    /// messages (`Type Reason` only), as `harness/PROTOCOL.md` says.
+    /// What every target must agree on: the trace without the explanation (its text and its
+    /// numbers) and without event messages (`Type Reason` only), as `harness/PROTOCOL.md` says.
     pub fn comparable(&self) -> TickTrace {
         TickTrace {
             why: None,
+            numbers: TickNumbers {
+                metric_desired: None,
+                stabilized: None,
+                limited: None,
+                ..self.numbers.clone()
+            },
             events: self
                 .events
                 .iter()
