@@ -34,6 +34,15 @@ pub enum Format {
     Junit,
 }
 
+/// Formats of `explain` (and `what-if`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StoryFormat {
+    /// The story as text.
+    Human,
+    /// One JSON document for tools.
+    Json,
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -84,10 +93,14 @@ pub enum Command {
         )]
         user: String,
     },
-    /// Print a case's tick-by-tick trace as a table that says why each decision was made.
+    /// Tell a case's run tick by tick, saying why each decision was made (runs of identical ticks
+    /// collapse into one row).
     Explain {
         /// The case file.
         case: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "human")]
+        format: StoryFormat,
         /// The implementation under test.
         #[arg(long, default_value = "core")]
         target: String,
@@ -473,13 +486,20 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
         }
         Command::Explain {
             case,
+            format,
             target,
             step_timeout,
         } => {
             let target = make_target(&target, Duration::from_secs(step_timeout)).map_err(usage)?;
             let case = load_case(&case).map_err(|e| e.to_string())?;
             let result = run_case(&case, target.as_ref(), &RunOptions::default());
-            emit(out, &report::explain::render(&case, &result))?;
+            emit(
+                out,
+                &match format {
+                    StoryFormat::Human => report::explain::render(&case, &result),
+                    StoryFormat::Json => report::explain::render_json(&case, &result),
+                },
+            )?;
             Ok(match result.outcome {
                 crate::runner::Outcome::Passed => exit::PASSED,
                 crate::runner::Outcome::Skipped(_) => exit::NOTHING_RAN,

@@ -36,24 +36,48 @@ pub struct TickTrace {
     /// Why (from targets that explain): proposals, stabilized and limited values.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
-    /// The same tick in numbers, for pictures ([`crate::report::timeline`]); not serialized, so
-    /// snapshots and reports show the text above only.
+    /// The same tick in detail, for pictures ([`crate::report::timeline`]) and stories
+    /// ([`crate::report::explain`]); not serialized, so snapshots and reports show the text
+    /// above only.
     #[serde(skip)]
-    pub numbers: TickNumbers,
+    pub detail: TickDetail,
 }
 
-/// A tick's numbers for plots: each metric's current value as the status reports it, and (from
-/// targets that explain) the stabilized and rate-limited counts.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TickNumbers {
+/// A tick in detail: each metric's current value as the status reports it, the conditions with
+/// their messages, and (from targets that explain) the decision's explanation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TickDetail {
     /// `status.currentMetrics` in order.
     pub metrics: Vec<MetricNumber>,
-    /// The metrics' desired count (the maximum over the proposals), when explained.
-    pub metric_desired: Option<i32>,
-    /// After stabilization, when explained.
-    pub stabilized: Option<i32>,
-    /// After rate limits and min/max, when explained.
-    pub limited: Option<i32>,
+    /// `status.conditions` in order.
+    pub conditions: Vec<ConditionDetail>,
+    /// Why, from targets that explain.
+    pub explanation: Option<Explanation>,
+}
+
+impl TickDetail {
+    /// The stabilized count, when explained.
+    pub fn stabilized(&self) -> Option<i32> {
+        self.explanation.as_ref().and_then(|e| e.stabilized)
+    }
+
+    /// The rate-limited count, when explained.
+    pub fn limited(&self) -> Option<i32> {
+        self.explanation.as_ref().and_then(|e| e.limited)
+    }
+}
+
+/// One condition of the status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConditionDetail {
+    /// `type`.
+    pub type_: String,
+    /// `status`.
+    pub status: String,
+    /// `reason`.
+    pub reason: String,
+    /// `message`.
+    pub message: String,
 }
 
 /// One metric's current value in exact numbers (milli-values as `reference/src/quantity.rs`
@@ -229,31 +253,39 @@ pub fn tick_trace(
             .map(|e| format!("{} {}: {}", e.type_.as_str(), e.reason, e.message))
             .collect(),
         why: outcome.explanation.as_ref().map(why_text),
-        numbers: TickNumbers {
+        detail: TickDetail {
             metrics: s
                 .current_metrics
                 .iter()
                 .flatten()
                 .filter_map(metric_number)
                 .collect(),
-            metric_desired: outcome.explanation.as_ref().and_then(|e| e.metric_desired),
-            stabilized: outcome.explanation.as_ref().and_then(|e| e.stabilized),
-            limited: outcome.explanation.as_ref().and_then(|e| e.limited),
+            conditions: s
+                .conditions
+                .iter()
+                .flatten()
+                .map(|c| ConditionDetail {
+                    type_: c.type_.clone(),
+                    status: c.status.clone(),
+                    reason: c.reason.clone().unwrap_or_default(),
+                    message: c.message.clone().unwrap_or_default(),
+                })
+                .collect(),
+            explanation: outcome.explanation.clone(),
         },
     }
 }
 
 impl TickTrace {
     /// What every target must agree on: the trace without the explanation (its text and its
-    /// numbers) and without event messages (`Type Reason` only), as `harness/PROTOCOL.md` says.
+    /// detail), without condition messages and without event messages (`Type Reason` only), as `harness/PROTOCOL.md` says.
     pub fn comparable(&self) -> TickTrace {
         TickTrace {
             why: None,
-            numbers: TickNumbers {
-                metric_desired: None,
-                stabilized: None,
-                limited: None,
-                ..self.numbers.clone()
+            detail: TickDetail {
+                metrics: self.detail.metrics.clone(),
+                conditions: Vec::new(),
+                explanation: None,
             },
             events: self
                 .events

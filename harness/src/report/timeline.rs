@@ -159,7 +159,7 @@ fn metric_series(hpa: &HorizontalPodAutoscaler, trace: &[TickTrace]) -> Vec<Metr
                 .iter()
                 .filter_map(|tick| {
                     let n = tick
-                        .numbers
+                        .detail
                         .metrics
                         .iter()
                         .filter(|m| &m.label == label)
@@ -243,8 +243,8 @@ impl Timeline {
             actual,
             levels,
             desired: per_row(&|x| Some(x.desired)),
-            stabilized: per_row(&|x| x.numbers.stabilized),
-            limited: per_row(&|x| x.numbers.limited),
+            stabilized: per_row(&|x| x.detail.stabilized()),
+            limited: per_row(&|x| x.detail.limited()),
             expected,
             expected_trajectory,
             metrics,
