@@ -580,10 +580,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 });
             }
             let opts = RunOptions { fixed_gates };
-            let results = cases
-                .iter()
-                .map(|c| run_case(c, target.as_ref(), &opts))
-                .collect();
+            let results = run_with_progress(&cases, target.as_ref(), &opts);
             let report = RunReport {
                 target: target.name(),
                 results,
@@ -628,6 +625,42 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             })
         }
     }
+}
+
+/// Runs the cases on the target; a target slower than the in-process core (an `exec:`
+/// implementation such as upstream's adapter, `reference-api`) shows its progress on stderr.
+fn run_with_progress(
+    cases: &[Case],
+    target: &dyn Target,
+    opts: &RunOptions,
+) -> Vec<crate::runner::CaseResult> {
+    use crate::cluster::progress::{Lines, Progress};
+    use crate::runner::Outcome;
+    let mut progress = (target.name() != "core" && cases.len() > 1)
+        .then(|| Progress::on_stderr("run", cases.len(), Lines::Periodic(Duration::from_secs(10))));
+    let results = cases
+        .iter()
+        .map(|c| {
+            if let Some(p) = progress.as_mut() {
+                p.start(c.name());
+            }
+            let r = run_case(c, target, opts);
+            if let Some(p) = progress.as_mut() {
+                let word = match r.outcome {
+                    Outcome::Passed => "passed",
+                    Outcome::Failed(_) => "FAILED",
+                    Outcome::Errored(_) => "ERROR",
+                    Outcome::Skipped(_) => "skipped",
+                };
+                p.finish(c.name(), word, r.elapsed.as_secs_f64());
+            }
+            r
+        })
+        .collect();
+    if let Some(p) = progress.as_mut() {
+        p.close();
+    }
+    results
 }
 
 /// Reports a run: bad input on stderr, the `--format` report on stdout, the `--report` folder;
