@@ -71,6 +71,7 @@ summary .title{color:#555}
 .detail{margin:6px 0 12px 24px}
 pre{background:#f7f7f7;padding:6px;overflow-x:auto;font-size:12px}
 table.explain td{font:12px monospace;white-space:pre}
+table.explain td.why{white-space:normal;min-width:420px;font-family:inherit}
 tr.first-failure td{background:#fde7e7}
 .scroll{overflow-x:auto}
 figure{margin:6px 0}
@@ -227,7 +228,7 @@ fn case_section(r: &CaseResult, case: Option<&Case>, out: &mut String) {
                     first.map_or(String::new(), |t| format!(" around t={t}"))
                 );
                 let _ = write!(out, "<div class=\"scroll\">");
-                explain_table(&rows, first, out);
+                explain_table(&rows, first, case, out);
                 let _ = writeln!(out, "</div>");
             }
         }
@@ -262,31 +263,39 @@ fn case_section(r: &CaseResult, case: Option<&Case>, out: &mut String) {
     let _ = writeln!(out, "</div></details></section>");
 }
 
-fn explain_table(rows: &[&TickTrace], first: Option<i64>, out: &mut String) {
+/// The story rows ([`super::explain`]) of the trace around the first failing tick.
+fn explain_table(rows: &[&TickTrace], first: Option<i64>, case: Option<&Case>, out: &mut String) {
+    let trace: Vec<TickTrace> = rows.iter().map(|t| (*t).clone()).collect();
+    let story = super::explain::rows(&trace, case.and_then(super::explain::tolerances));
     let _ = writeln!(
         out,
-        "<table class=\"explain\"><tr><th>t</th><th>replicas</th><th>pods</th><th>desired</th>\
-         <th>why</th><th>metrics</th><th>conditions</th><th>events</th></tr>"
+        "<table class=\"explain\"><tr><th>t</th><th>replicas</th><th>why</th><th>pods</th>\
+         <th>desired</th><th>metrics</th><th>conditions (changed)</th><th>events</th></tr>"
     );
-    for t in rows {
+    for r in &story {
+        let t = if r.ticks > 1 {
+            format!("{}…{}", r.from, r.to)
+        } else {
+            r.from.to_string()
+        };
+        let failing = first.is_some_and(|f| r.from <= f && f <= r.to);
         let _ = writeln!(
             out,
-            "<tr{}><td>{}</td><td>{} → {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td></tr>",
-            if first == Some(t.t) {
+            "<tr{}><td>{t}</td><td>{} → {}</td><td class=\"why\">{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td><td>{}</td></tr>",
+            if failing {
                 " class=\"first-failure\""
             } else {
                 ""
             },
-            t.t,
-            t.replicas_before,
-            t.replicas,
-            escape(&t.pods),
-            t.desired,
-            escape(t.why.as_deref().unwrap_or("-")),
-            escape(&t.metrics.join("; ")),
-            escape(&t.conditions.replace(", ", "\n")),
-            escape(&t.events.join("\n")),
+            r.replicas_before,
+            r.replicas,
+            escape(&r.why),
+            escape(&r.pods),
+            r.desired,
+            escape(&r.metrics.join("; ")),
+            escape(&r.conditions.join("\n")),
+            escape(&r.events.join("\n")),
         );
     }
     let _ = writeln!(out, "</table>");
