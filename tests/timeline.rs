@@ -91,3 +91,41 @@ fn the_reference_api_target_draws_the_same_timeline() {
     assert_eq!(api.expected_trajectory, core.expected_trajectory);
     assert_eq!(api.metrics, core.metrics);
 }
+
+/// A cluster run's trace has a row only where something changed, at irregular real times, and
+/// no explanation: the timeline draws the same levels from it, without stabilized or limited
+/// counts.
+#[test]
+fn a_sparse_unexplained_trace_draws_the_same_levels() {
+    let case = load_case(&root().join("cases/behavior/policy-walkdown.yaml")).expect("case");
+    let target = make_target("core", Duration::from_secs(60)).expect("target");
+    let mut result = run_case(&case, target.as_ref(), &RunOptions::default());
+    let full = Timeline::build(Some(&case), &result).expect("timeline");
+    let mut sparse = Vec::new();
+    for (i, tick) in result.trace.iter().enumerate() {
+        let changed = sparse
+            .last()
+            .is_none_or(|l: &hpa_harness::trace::TickTrace| l.replicas != tick.replicas);
+        if changed {
+            let mut row = tick.clone();
+            // Sampled a few seconds late, as a real controller's decisions are.
+            row.t += (i % 3) as i64 + 1;
+            row.why = None;
+            row.detail.explanation = None;
+            sparse.push(row);
+        }
+    }
+    result.trace = sparse;
+    let tl = Timeline::build(Some(&case), &result).expect("timeline");
+    assert_eq!(tl.trajectory(), full.trajectory());
+    assert_eq!(tl.levels.len(), 15);
+    assert!(tl.stabilized.is_empty() && tl.limited.is_empty());
+    assert_eq!(tl.expected, full.expected);
+    assert_eq!(tl.metrics[0].points.len(), 15);
+    let svg = tl.svg().expect("svg");
+    assert!(
+        !svg.contains("stabilized") && !svg.contains("rate-limited"),
+        "no legend for what was not drawn"
+    );
+    assert!(svg.contains("expected trajectory"));
+}
