@@ -10,6 +10,11 @@ test:
     cargo run -q -p hpa-harness -- lint cases
     cargo run -q -p hpa-harness -- run cases
 
+# Debian's chromium for the HTML report's browser test (tests/report_browser.rs, part of `test`;
+# without chromium it is skipped with a loud message, in CI it fails). Needs root or sudo.
+browser:
+    tests/browser/install.sh
+
 # Check case files: schema, API validation, unique names, sources (needs ../shared).
 lint *ARGS:
     cargo run -q -p hpa-harness -- lint {{ARGS}}

@@ -212,7 +212,10 @@ fn filter_selects_cases_by_name() {
 fn explain_prints_why_each_decision_was_made() {
     let (code, out, _) = run(&["explain", &path("cases/behavior/policy-walkdown.yaml")]);
     assert_eq!(code, 0);
-    assert!(out.contains("stabilized 80 -> limited 80"), "{out}");
+    assert!(
+        out.contains("0…285    80 → 80   20 ticks, no change at 80"),
+        "{out}"
+    );
     assert!(
         out.contains("event: Normal SuccessfulRescale: New size: 72"),
         "{out}"

@@ -35,6 +35,15 @@ pub enum Format {
     Junit,
 }
 
+/// Formats of `explain` (and `what-if`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StoryFormat {
+    /// The story as text.
+    Human,
+    /// One JSON document for tools.
+    Json,
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -74,8 +83,9 @@ pub enum Command {
         /// FILE with `.md` (a short summary for a README) and `.svg` (a badge).
         #[arg(long)]
         claim: Option<PathBuf>,
-        /// Also write `report.json` and `junit.xml` into this folder (created if missing); stdout
-        /// keeps the `--format` report. A report that cannot be written is an error (exit 2).
+        /// Also write `report.json`, `junit.xml` and `index.html` (an offline page with each
+        /// case's replica timeline) into this folder (created if missing); stdout keeps the
+        /// `--format` report. A report that cannot be written is an error (exit 2).
         #[arg(long)]
         report: Option<PathBuf>,
         #[command(flatten)]
@@ -97,10 +107,14 @@ pub enum Command {
         )]
         user: String,
     },
-    /// Print a case's tick-by-tick trace as a table that says why each decision was made.
+    /// Tell a case's run tick by tick, saying why each decision was made (runs of identical ticks
+    /// collapse into one row).
     Explain {
         /// The case file.
         case: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "human")]
+        format: StoryFormat,
         /// The implementation under test.
         #[arg(long, default_value = "core")]
         target: String,
@@ -113,6 +127,56 @@ pub enum Command {
         /// The conformance level the case is judged at, as for `run`.
         #[arg(long)]
         profile: Option<Profile>,
+    },
+    /// What would my HPA do with this load? Predicts the replicas of an HPA (as `kubectl get hpa
+    /// -o yaml` prints it) under a load trace (CSV: time,metric,value[,per]) on the reference
+    /// core, and says why each step happens.
+    WhatIf {
+        /// The HPA manifest (`status` and `metadata.managedFields` are ignored).
+        #[arg(long)]
+        hpa: PathBuf,
+        /// The load: CSV `time,metric,value[,per]`; time in seconds or RFC 3339 timestamps;
+        /// value the total over the ready pods (or per pod with per=pod; an Object or External
+        /// metric's value).
+        #[arg(long)]
+        load: PathBuf,
+        /// A Deployment manifest: the current replicas and the containers' requests.
+        #[arg(long)]
+        deployment: Option<PathBuf>,
+        /// The current replicas (default: the Deployment's, else the HPA's
+        /// status.currentReplicas).
+        #[arg(long)]
+        replicas: Option<i32>,
+        /// The pod's requests without a Deployment, e.g. `cpu=500m,memory=256Mi`.
+        #[arg(long, value_delimiter = ',')]
+        requests: Vec<String>,
+        /// How long to predict (a duration; default: the last load change plus 5m).
+        #[arg(long)]
+        duration: Option<String>,
+        /// `--horizontal-pod-autoscaler-sync-period` (default 15s).
+        #[arg(long)]
+        sync_period: Option<String>,
+        /// `--horizontal-pod-autoscaler-tolerance` (default 0.1).
+        #[arg(long)]
+        tolerance: Option<f64>,
+        /// `--horizontal-pod-autoscaler-downscale-stabilization` (default 5m0s).
+        #[arg(long)]
+        downscale_stabilization: Option<String>,
+        /// `--horizontal-pod-autoscaler-cpu-initialization-period` (default 5m0s).
+        #[arg(long)]
+        cpu_initialization_period: Option<String>,
+        /// `--horizontal-pod-autoscaler-initial-readiness-delay` (default 30s).
+        #[arg(long)]
+        initial_readiness_delay: Option<String>,
+        /// `--feature-gates`, e.g. `HPAScaleToZero=true` (default: Kubernetes 1.36's).
+        #[arg(long, value_delimiter = ',')]
+        feature_gates: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "human")]
+        format: StoryFormat,
+        /// Also write the replica timeline as SVG to this file.
+        #[arg(long)]
+        svg: Option<PathBuf>,
     },
     /// Differential fuzzing: random valid scenarios on two targets, traces compared tick by tick;
     /// the first difference is shrunk to a case file in `--out`. Exit 1 when a difference was found.
@@ -443,6 +507,77 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             crate::cluster::scale::run(args, out).map_err(usage)?;
             Ok(exit::PASSED)
         }
+        Command::WhatIf {
+            hpa,
+            load,
+            deployment,
+            replicas,
+            requests,
+            duration,
+            sync_period,
+            tolerance,
+            downscale_stabilization,
+            cpu_initialization_period,
+            initial_readiness_delay,
+            feature_gates,
+            format,
+            svg,
+        } => {
+            use crate::whatif::parse_duration;
+            let dur = |flag: &str, v: &Option<String>| {
+                v.as_deref()
+                    .map(parse_duration)
+                    .transpose()
+                    .map_err(|e| usage(format!("--{flag}: {e}")))
+            };
+            let settings = crate::case::model::SettingsOverrides {
+                sync_period_seconds: dur("sync-period", &sync_period)?,
+                tolerance,
+                cpu_initialization_period_seconds: dur(
+                    "cpu-initialization-period",
+                    &cpu_initialization_period,
+                )?,
+                initial_readiness_delay_seconds: dur(
+                    "initial-readiness-delay",
+                    &initial_readiness_delay,
+                )?,
+                downscale_stabilization_seconds: dur(
+                    "downscale-stabilization",
+                    &downscale_stabilization,
+                )?,
+                scale_up_limit_factor: None,
+                scale_up_limit_minimum: None,
+            };
+            let feature_gates =
+                hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
+            let inputs = crate::whatif::Inputs {
+                hpa,
+                load,
+                deployment,
+                replicas,
+                requests,
+                duration: dur("duration", &duration)?,
+                settings,
+                feature_gates,
+            };
+            let w = crate::whatif::build(&inputs).map_err(|e| e.to_string())?;
+            let result = w.run();
+            emit(
+                out,
+                &match format {
+                    StoryFormat::Human => w.render(&result),
+                    StoryFormat::Json => w.render_json(&result),
+                },
+            )?;
+            if let Some(p) = svg {
+                let text = w.svg(&result).map_err(usage)?;
+                write_report_file(&p, &text)?;
+            }
+            Ok(match result.outcome {
+                crate::runner::Outcome::Errored(_) => exit::FAILED,
+                _ => exit::PASSED,
+            })
+        }
         Command::Schema { protocol } => {
             let text = if protocol {
                 crate::protocol::schema_json()
@@ -508,15 +643,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 fixed_gates,
                 profile,
             };
-            let mut judged: Option<Profile> = None;
-            let results = cases
-                .iter()
-                .map(|c| {
-                    let (r, p) = run_case_judged(c, target.as_ref(), &opts);
-                    judged = judged.max(p);
-                    r
-                })
-                .collect();
+            let (results, judged) = run_with_progress(&cases, target.as_ref(), &opts);
             let report = RunReport {
                 target: target.name(),
                 results,
@@ -524,7 +651,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 profile: profile.or(judged).unwrap_or_default(),
                 notes: case_notes(&cases),
             };
-            let mut code = deliver(&report, format, report_dir.as_deref(), out, err)?;
+            let mut code = deliver(&report, &cases, format, report_dir.as_deref(), out, err)?;
             if let Some(file) = &claim {
                 let ctx = report::claim::ClaimContext {
                     implementation: crate::runner::last_implementation(),
@@ -567,6 +694,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
         }
         Command::Explain {
             case,
+            format,
             target,
             step_timeout,
             feature_gates,
@@ -581,7 +709,13 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 profile,
             };
             let result = run_case(&case, target.as_ref(), &opts);
-            emit(out, &report::explain::render(&case, &result))?;
+            emit(
+                out,
+                &match format {
+                    StoryFormat::Human => report::explain::render(&case, &result),
+                    StoryFormat::Json => report::explain::render_json(&case, &result),
+                },
+            )?;
             Ok(match result.outcome {
                 crate::runner::Outcome::Passed => exit::PASSED,
                 crate::runner::Outcome::Skipped(_) => exit::NOTHING_RAN,
@@ -591,10 +725,49 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
     }
 }
 
+/// Runs the cases on the target; a target slower than the in-process core (an `exec:`
+/// implementation such as upstream's adapter, `reference-api`) shows its progress on stderr.
+fn run_with_progress(
+    cases: &[Case],
+    target: &dyn Target,
+    opts: &RunOptions,
+) -> (Vec<crate::runner::CaseResult>, Option<Profile>) {
+    use crate::cluster::progress::{Lines, Progress};
+    use crate::runner::Outcome;
+    let mut progress = (target.name() != "core" && cases.len() > 1)
+        .then(|| Progress::on_stderr("run", cases.len(), Lines::Periodic(Duration::from_secs(10))));
+    let mut judged: Option<Profile> = None;
+    let results = cases
+        .iter()
+        .map(|c| {
+            if let Some(p) = progress.as_mut() {
+                p.start(c.name());
+            }
+            let (r, level) = run_case_judged(c, target, opts);
+            judged = judged.max(level);
+            if let Some(p) = progress.as_mut() {
+                let word = match r.outcome {
+                    Outcome::Passed => "passed",
+                    Outcome::Failed(_) => "FAILED",
+                    Outcome::Errored(_) => "ERROR",
+                    Outcome::Skipped(_) => "skipped",
+                };
+                p.finish(c.name(), word, r.elapsed.as_secs_f64());
+            }
+            r
+        })
+        .collect();
+    if let Some(p) = progress.as_mut() {
+        p.close();
+    }
+    (results, judged)
+}
+
 /// Reports a run: bad input on stderr, the `--format` report on stdout, the `--report` folder;
 /// the exit code.
 fn deliver(
     report: &RunReport,
+    cases: &[Case],
     format: Format,
     report_dir: Option<&Path>,
     out: &mut dyn Write,
@@ -610,17 +783,21 @@ fn deliver(
     };
     emit(out, &text)?;
     if let Some(dir) = report_dir {
-        write_reports(report, dir)?;
+        write_reports(report, cases, dir)?;
     }
     Ok(report.exit_code())
 }
 
-/// Writes `report.json` and `junit.xml` into `dir` (created if missing).
-fn write_reports(report: &RunReport, dir: &Path) -> Result<(), String> {
+/// Writes `report.json`, `junit.xml` and `index.html` into `dir` (created if missing).
+fn write_reports(report: &RunReport, cases: &[Case], dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("error: cannot write the report to {}: {e}", dir.display()))?;
     write_report_file(&dir.join("report.json"), &report::json::render(report))?;
-    write_report_file(&dir.join("junit.xml"), &report::junit::render(report))
+    write_report_file(&dir.join("junit.xml"), &report::junit::render(report))?;
+    write_report_file(
+        &dir.join("index.html"),
+        &report::html::render(report, cases),
+    )
 }
 
 /// Each case's notes, by name (for failure output).
@@ -752,7 +929,7 @@ fn run_on_cluster(
         profile: Profile::Full,
         notes: case_notes(&cases),
     };
-    let code = deliver(&report, format, report_dir.as_deref(), out, err)?;
+    let code = deliver(&report, &cases, format, report_dir.as_deref(), out, err)?;
     if code == exit::NOTHING_RAN {
         let _ = writeln!(
             err,

@@ -799,9 +799,46 @@ pub fn fuzz_with(
         elapsed: Duration::ZERO,
     };
     let mut checked = false;
+    let mut progress = crate::cluster::progress::Progress::on_stderr(
+        "fuzz",
+        count,
+        crate::cluster::progress::Lines::Periodic(Duration::from_secs(10)),
+    );
+    // The scenario under way: its name, the report's counts before it, when it started.
+    let mut pending: Option<(String, [usize; 4], Instant)> = None;
+    let counts = |r: &FuzzReport| {
+        [
+            r.differences.len(),
+            r.failures.len(),
+            r.flaky.len(),
+            r.rejected,
+        ]
+    };
+    let settle = |pending: &mut Option<(String, [usize; 4], Instant)>,
+                  report: &FuzzReport,
+                  progress: &mut crate::cluster::progress::Progress| {
+        if let Some((name, before, at)) = pending.take() {
+            let now = counts(report);
+            let word = if now[0] > before[0] {
+                "DIFFERENT"
+            } else if now[1] > before[1] {
+                "FAILED"
+            } else if now[2] > before[2] {
+                "flaky"
+            } else if now[3] > before[3] {
+                "rejected"
+            } else {
+                "passed"
+            };
+            progress.finish(&name, word, at.elapsed().as_secs_f64());
+        }
+    };
     for i in 0..count {
+        settle(&mut pending, &report, &mut progress);
         let mut rng = Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(i as u64));
         let name = format!("fuzz-{seed}-{i}");
+        progress.start(&name);
+        pending = Some((name.clone(), counts(&report), Instant::now()));
         let file = generate(&name, &mut rng);
         let case = match to_case(&file) {
             Ok(c) => c,
@@ -892,6 +929,8 @@ pub fn fuzz_with(
         report.differences.push(path);
         break;
     }
+    settle(&mut pending, &report, &mut progress);
+    progress.close();
     report.elapsed = started.elapsed();
     Ok(report)
 }

@@ -3,6 +3,7 @@
 //! Data flow: case files ([`case`]) are loaded and checked; the [`runner`] advances virtual time
 //! tick by tick over a simulated cluster ([`world`]), asks a [`target`] for its decision, applies
 //! it, records a [`trace`] and checks the expectations; [`report`] renders the results.
+//! [`whatif`] runs a user's own HPA and load as a case.
 
 pub mod case;
 pub mod cli;
@@ -17,5 +18,6 @@ pub mod runner;
 pub mod target;
 pub mod text;
 pub mod trace;
+pub mod whatif;
 pub mod world;
 pub mod yaml;

@@ -36,6 +36,62 @@ pub struct TickTrace {
     /// Why (from targets that explain): proposals, stabilized and limited values.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// The same tick in detail, for pictures ([`crate::report::timeline`]) and stories
+    /// ([`crate::report::explain`]); not serialized, so snapshots and reports show the text
+    /// above only.
+    #[serde(skip)]
+    pub detail: TickDetail,
+}
+
+/// A tick in detail: each metric's current value as the status reports it, the conditions with
+/// their messages, and (from targets that explain) the decision's explanation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TickDetail {
+    /// `status.currentMetrics` in order.
+    pub metrics: Vec<MetricNumber>,
+    /// `status.conditions` in order.
+    pub conditions: Vec<ConditionDetail>,
+    /// Why, from targets that explain.
+    pub explanation: Option<Explanation>,
+}
+
+impl TickDetail {
+    /// The stabilized count, when explained.
+    pub fn stabilized(&self) -> Option<i32> {
+        self.explanation.as_ref().and_then(|e| e.stabilized)
+    }
+
+    /// The rate-limited count, when explained.
+    pub fn limited(&self) -> Option<i32> {
+        self.explanation.as_ref().and_then(|e| e.limited)
+    }
+}
+
+/// One condition of the status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConditionDetail {
+    /// `type`.
+    pub type_: String,
+    /// `status`.
+    pub status: String,
+    /// `reason`.
+    pub reason: String,
+    /// `message`.
+    pub message: String,
+}
+
+/// One metric's current value in exact numbers (milli-values as `reference/src/quantity.rs`
+/// parses them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricNumber {
+    /// The metric's label, as in [`TickTrace::metrics`] (`cpu`, `pods/…`, `external/…`).
+    pub label: String,
+    /// `current.averageUtilization` (percent).
+    pub utilization: Option<i32>,
+    /// `current.averageValue` in milli-units.
+    pub average_milli: Option<i64>,
+    /// `current.value` in milli-units.
+    pub value_milli: Option<i64>,
 }
 
 fn milli_text(
@@ -94,6 +150,19 @@ fn metric_text(m: &MetricStatus) -> String {
             format!("{label}: {}", parts.join(", "))
         }
     }
+}
+
+fn metric_number(m: &MetricStatus) -> Option<MetricNumber> {
+    let (label, c) = metric_current(m)?;
+    let milli = |q: &Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>| {
+        q.as_ref().and_then(|q| parse_milli(&q.0).ok())
+    };
+    Some(MetricNumber {
+        label,
+        utilization: c.average_utilization,
+        average_milli: milli(&c.average_value),
+        value_milli: milli(&c.value),
+    })
 }
 
 fn why_text(e: &Explanation) -> String {
@@ -184,6 +253,26 @@ pub fn tick_trace(
             .map(|e| format!("{} {}: {}", e.type_.as_str(), e.reason, e.message))
             .collect(),
         why: outcome.explanation.as_ref().map(why_text),
+        detail: TickDetail {
+            metrics: s
+                .current_metrics
+                .iter()
+                .flatten()
+                .filter_map(metric_number)
+                .collect(),
+            conditions: s
+                .conditions
+                .iter()
+                .flatten()
+                .map(|c| ConditionDetail {
+                    type_: c.type_.clone(),
+                    status: c.status.clone(),
+                    reason: c.reason.clone().unwrap_or_default(),
+                    message: c.message.clone().unwrap_or_default(),
+                })
+                .collect(),
+            explanation: outcome.explanation.clone(),
+        },
     }
 }
 
@@ -206,11 +295,16 @@ impl TickTrace {
         c
     }
 
-    /// What every target must agree on: the trace without the explanation and without event
-    /// messages (`Type Reason` only), as `harness/PROTOCOL.md` says.
+    /// What every target must agree on: the trace without the explanation (its text and its
+    /// detail), without condition messages and without event messages (`Type Reason` only), as `harness/PROTOCOL.md` says.
     pub fn comparable(&self) -> TickTrace {
         TickTrace {
             why: None,
+            detail: TickDetail {
+                metrics: self.detail.metrics.clone(),
+                conditions: Vec::new(),
+                explanation: None,
+            },
             events: self
                 .events
                 .iter()

@@ -21,7 +21,6 @@ fn tick_line(t: &TickTrace) -> String {
 }
 
 fn failure_text(r: &CaseResult, failures: &[Failure], out: &mut String) {
-    let first_t = failures.iter().find_map(|f| f.t);
     for f in failures {
         let at = f.t.map_or("whole run".to_string(), |t| format!("t={t}"));
         let _ = writeln!(
@@ -30,10 +29,7 @@ fn failure_text(r: &CaseResult, failures: &[Failure], out: &mut String) {
             f.check, f.expected, f.actual
         );
     }
-    let around: Vec<&TickTrace> = match first_t {
-        Some(t) => r.trace.iter().filter(|x| (x.t - t).abs() <= 60).collect(),
-        None => r.trace.iter().collect(),
-    };
+    let (first_t, around) = super::around_first_failure(r);
     if !around.is_empty() {
         let _ = writeln!(
             out,

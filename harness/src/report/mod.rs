@@ -1,15 +1,39 @@
 //! Reports: consumers of case results. Human text ([`human`]), one JSON document ([`json`]),
-//! JUnit XML ([`junit`]), the tick-by-tick explanation table ([`explain`]) and the conformance
-//! statement ([`claim`]).
+//! JUnit XML ([`junit`]), an offline HTML page ([`html`]), the tick-by-tick explanation table
+//! ([`explain`]), replica timelines ([`timeline`]) and the conformance statement ([`claim`]).
 
 pub mod claim;
 pub mod explain;
+pub mod html;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod timeline;
 
 use crate::case::LoadError;
-use crate::runner::CaseResult;
+use crate::runner::{CaseResult, Outcome};
+use crate::trace::TickTrace;
+
+/// How far either side of the first failing tick a report shows the trace, in virtual seconds.
+pub const AROUND_SECONDS: i64 = 60;
+
+/// The first failing tick's time (none when only whole-run checks failed) and the trace rows a
+/// report shows for a failure: those within [`AROUND_SECONDS`] of it, else the whole trace.
+pub fn around_first_failure(r: &CaseResult) -> (Option<i64>, Vec<&TickTrace>) {
+    let first = match &r.outcome {
+        Outcome::Failed(fs) => fs.iter().find_map(|f| f.t),
+        _ => None,
+    };
+    let rows = match first {
+        Some(t) => r
+            .trace
+            .iter()
+            .filter(|x| (x.t - t).abs() <= AROUND_SECONDS)
+            .collect(),
+        None => r.trace.iter().collect(),
+    };
+    (first, rows)
+}
 
 /// Everything a run produced.
 #[derive(Debug, Clone)]
@@ -30,7 +54,6 @@ pub struct RunReport {
 impl RunReport {
     /// (passed, failed, skipped); errored cases count as failed.
     pub fn counts(&self) -> (usize, usize, usize) {
-        use crate::runner::Outcome;
         let mut c = (0, 0, 0);
         for r in &self.results {
             match r.outcome {
