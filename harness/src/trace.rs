@@ -291,6 +291,7 @@ impl TickTrace {
             c.last_scale_time = None;
             c.metrics.clear();
             c.conditions.clear();
+            c.detail.metrics.clear();
         }
         c
     }
