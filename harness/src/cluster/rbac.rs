@@ -170,6 +170,8 @@ pub fn grants(manifests: &str) -> Result<Vec<Grant>, String> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct AuditEvent {
+    #[serde(rename = "auditID")]
+    audit_id: Option<String>,
     stage: Option<String>,
     verb: Option<String>,
     #[serde(rename = "requestURI")]
@@ -200,14 +202,33 @@ struct ResponseStatus {
     code: Option<u16>,
 }
 
-/// The resource requests `user` made, from an audit log (JSON lines, `audit.k8s.io/v1` events;
-/// one per request: the `ResponseComplete` stage, or `Panic`). Lines that are not events are
-/// skipped.
+/// The resource requests `user` made, from an audit log (JSON lines, `audit.k8s.io/v1` events),
+/// once each: its `ResponseComplete` (or `Panic`) event, or — for a long-running request such as a
+/// watch that has not ended when the log is read — its `ResponseStarted` event. Events of one
+/// request share an `auditID`; the last stage logged wins. Lines that are not events are skipped.
 pub fn requests(log: &str, user: &str) -> Vec<Request> {
-    log.lines()
+    let mut order: Vec<String> = Vec::new();
+    let mut by_id: BTreeMap<String, AuditEvent> = BTreeMap::new();
+    for (i, e) in log
+        .lines()
         .filter_map(|line| serde_json::from_str::<AuditEvent>(line).ok())
-        .filter(|e| matches!(e.stage.as_deref(), Some("ResponseComplete" | "Panic")))
+        .filter(|e| {
+            matches!(
+                e.stage.as_deref(),
+                Some("ResponseStarted" | "ResponseComplete" | "Panic")
+            )
+        })
         .filter(|e| e.user.as_ref().and_then(|u| u.username.as_deref()) == Some(user))
+        .enumerate()
+    {
+        let id = e.audit_id.clone().unwrap_or_else(|| format!("line-{i}"));
+        if by_id.insert(id.clone(), e).is_none() {
+            order.push(id);
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|id| by_id.remove(&id))
         .filter_map(|e| {
             let o = e.object_ref?;
             let resource = o.resource?;
@@ -394,6 +415,33 @@ metadata: {name: sa, namespace: sys}
 
         // Nothing audited is not a pass.
         assert!(!audit(&g, &[]).passed());
+    }
+
+    #[test]
+    fn a_watch_still_open_counts_once_from_its_response_started_event() {
+        let me = "system:serviceaccount:sys:sa";
+        let staged = |id: &str, stage: &str, what: &str| {
+            let mut e: serde_json::Value = serde_json::from_str(&line(me, what, 200)).unwrap();
+            e["auditID"] = serde_json::json!(id);
+            e["stage"] = serde_json::json!(stage);
+            e.to_string()
+        };
+        let watch = "watch autoscaling horizontalpodautoscalers - - -";
+        let list = "list autoscaling horizontalpodautoscalers - - -";
+        let log = [
+            // A watch still open: only its start is logged.
+            staged("w1", "ResponseStarted", watch),
+            // A watch that ended: start and completion, one request.
+            staged("w2", "ResponseStarted", watch),
+            staged("w2", "ResponseComplete", watch),
+            // An ordinary request, logged once; the stage before a response is not a request.
+            staged("l1", "RequestReceived", list),
+            staged("l1", "ResponseComplete", list),
+        ]
+        .join("\n");
+        let got = requests(&log, me);
+        let verbs: Vec<&str> = got.iter().map(|r| r.verb.as_str()).collect();
+        assert_eq!(verbs, ["watch", "watch", "list"]);
     }
 
     #[test]
