@@ -156,15 +156,10 @@ impl Progress {
             Sink::Lines(out, Lines::Periodic(every)) => {
                 if self.last_line.elapsed() >= *every {
                     self.last_line = Instant::now();
-                    let secs = self.started.elapsed().as_secs();
                     let _ = writeln!(
                         out,
-                        "{}: {}/{} done {status} · {}m{:02}s",
-                        self.label,
-                        self.done,
-                        self.total,
-                        secs / 60,
-                        secs % 60
+                        "{}",
+                        line(&self.label, self.done, self.total, &status, self.started)
                     );
                 }
             }
@@ -178,15 +173,10 @@ impl Progress {
         match &mut self.sink {
             Sink::Bar(bar) => bar.finish_with_message(status),
             Sink::Lines(out, Lines::Periodic(_)) if self.last_line != self.started => {
-                let secs = self.started.elapsed().as_secs();
                 let _ = writeln!(
                     out,
-                    "{}: {}/{} done {status} · {}m{:02}s",
-                    self.label,
-                    self.done,
-                    self.total,
-                    secs / 60,
-                    secs % 60
+                    "{}",
+                    line(&self.label, self.done, self.total, &status, self.started)
                 );
             }
             Sink::Lines(..) => {}
@@ -197,6 +187,16 @@ impl Progress {
     pub fn counts(&self) -> (usize, usize, usize) {
         (self.done, self.passed, self.failed)
     }
+}
+
+/// A periodic status line: `<label>: <done>/<total> done <status> · <m>m<ss>s`.
+fn line(label: &str, done: usize, total: usize, status: &str, started: Instant) -> String {
+    let secs = started.elapsed().as_secs();
+    format!(
+        "{label}: {done}/{total} done {status} · {}m{:02}s",
+        secs / 60,
+        secs % 60
+    )
 }
 
 #[cfg(test)]
