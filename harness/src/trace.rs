@@ -320,6 +320,34 @@ impl TickTrace {
     }
 }
 
+/// The first tick where two traces that agree on [`TickTrace::comparable`] still disagree on a
+/// message: an event's full text (`Type Reason: message`) or a condition's message. Messages are
+/// compared verbatim: neither the core nor upstream puts a time, a name or anything else that
+/// varies between runs into them, so nothing is normalised. Differential fuzzing uses this at
+/// profile `full`; conformance runs do not (implementations may word messages their own way).
+pub fn first_message_difference(a: &[TickTrace], b: &[TickTrace]) -> Option<(i64, String)> {
+    for (x, y) in a.iter().zip(b) {
+        if x.events != y.events {
+            return Some((
+                x.t,
+                format!("event messages: {:?} vs {:?}", x.events, y.events),
+            ));
+        }
+        let messages = |t: &TickTrace| {
+            t.detail
+                .conditions
+                .iter()
+                .map(|c| format!("{}: {}", c.type_, c.message))
+                .collect::<Vec<_>>()
+        };
+        let (mx, my) = (messages(x), messages(y));
+        if mx != my {
+            return Some((x.t, format!("condition messages: {mx:?} vs {my:?}")));
+        }
+    }
+    None
+}
+
 /// The first tick where two traces disagree (compared with [`TickTrace::comparable`]), with a
 /// one-line description of the difference.
 pub fn first_difference(a: &[TickTrace], b: &[TickTrace]) -> Option<(i64, String)> {

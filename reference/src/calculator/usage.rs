@@ -25,14 +25,16 @@ impl Tolerances {
 }
 
 /// `(ratio, utilization percent, raw average)` over the samples of pods that have a request.
-/// Errors when no sample matches a known pod.
+/// Errors when no sample matches a known pod. Sums wrap in int64 and the percent is truncated to
+/// int32 as upstream does (a tiny request and a huge usage give a wrapped, even negative, percent).
 pub fn resource_utilization_ratio(
     samples: &[(&str, i64)],
     requests: &BTreeMap<&str, i64>,
     target_utilization: i32,
 ) -> Result<(f64, i32, i64), String> {
-    let mut metrics_total: i128 = 0;
-    let mut requests_total: i128 = 0;
+    // int64 sums and products that wrap, and a percent kept as int32, like upstream's.
+    let mut metrics_total: i64 = 0;
+    let mut requests_total: i64 = 0;
     let mut entries: i64 = 0;
     // Samples in name order (the usual case) are matched to requests in one merged pass.
     let mut cursor = Ascending::new(requests, ascending(samples.iter().map(|(p, _)| *p)));
@@ -41,17 +43,15 @@ pub fn resource_utilization_ratio(
         let Some(request) = request else {
             continue;
         };
-        metrics_total += i128::from(*value);
-        requests_total += i128::from(*request);
+        metrics_total = metrics_total.wrapping_add(*value);
+        requests_total = requests_total.wrapping_add(*request);
         entries += 1;
     }
     if requests_total == 0 {
         return Err("no metrics returned matched known pods".to_string());
     }
-    let percent = (metrics_total * 100) / requests_total;
-    let utilization = i32::try_from(percent)
-        .map_err(|_| format!("resource utilization {percent} is outside the int32 range"))?;
-    let raw = i64::try_from(metrics_total / i128::from(entries)).unwrap_or(i64::MAX);
+    let utilization = metrics_total.wrapping_mul(100).wrapping_div(requests_total) as i32;
+    let raw = metrics_total.wrapping_div(entries);
     Ok((
         f64::from(utilization) / f64::from(target_utilization),
         utilization,
@@ -61,11 +61,11 @@ pub fn resource_utilization_ratio(
 
 /// `(ratio, average)` of plain samples against a target average (milli-values).
 pub fn metric_usage_ratio(samples: &[(&str, i64)], target: i64) -> (f64, i64) {
-    let total: i128 = samples.iter().map(|(_, v)| i128::from(*v)).sum();
+    let total = samples.iter().fold(0i64, |t, (_, v)| t.wrapping_add(*v));
     let average = if samples.is_empty() {
         0
     } else {
-        i64::try_from(total / samples.len() as i128).unwrap_or(i64::MAX)
+        total.wrapping_div(samples.len() as i64)
     };
     (average as f64 / target as f64, average)
 }
