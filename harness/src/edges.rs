@@ -138,4 +138,35 @@ mod tests {
         let (target, usage) = on_band_edge(41, false, &mut rng);
         assert_eq!(usage * 100, target * 59);
     }
+
+    #[test]
+    fn the_generator_reaches_every_edge() {
+        let mut rng = Rng::new(1);
+        let files: Vec<_> = (0..600)
+            .map(|i| crate::fuzz::generate(&format!("edge-{i}"), &mut rng))
+            .collect();
+        let yaml: Vec<String> = files
+            .iter()
+            .map(|f| crate::yaml::to_string(f).expect("yaml"))
+            .collect();
+        let any = |needle: &str| yaml.iter().any(|y| y.contains(needle));
+        assert!(
+            any("matchExpressions"),
+            "an External selector with expressions"
+        );
+        assert!(any("2147483647"), "an int32-extreme policy value");
+        assert!(
+            any("cpu: 1m") || any("cpu: 1000u") || any("cpu: 1000000n"),
+            "a 1m request"
+        );
+        assert!(
+            any("e-2") || any("e-3") || any("e-4"),
+            "a quantity with an exponent"
+        );
+        assert!(
+            files.iter().any(|f| f.workload.pod.requests.is_some()),
+            "pod-level requests"
+        );
+        assert!(any("tolerance: '0.57'") || any("tolerance: 0.57") || any("tolerance: 570m"));
+    }
 }
