@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod expected;
 pub mod fuzz;
 pub mod lint;
+pub mod parallel;
 pub mod profile;
 pub mod protocol;
 pub mod report;
