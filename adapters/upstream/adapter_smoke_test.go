@@ -147,41 +147,9 @@ func (r result) reasons() []string {
 // and one result per tick, and fails the test on anything but a clean protocol stream and exit 0.
 func session(t *testing.T, startMsg obj, ticks ...obj) (obj, []result) {
 	t.Helper()
-	var in bytes.Buffer
-	enc := json.NewEncoder(&in)
-	for _, m := range append(append([]obj{startMsg}, ticks...), obj{"kind": "stop"}) {
-		if err := enc.Encode(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command(adapterBin, "--step-protocol")
-	cmd.Stdin = &in
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("adapter exited with %v; stderr:\n%s", err, stderr.String())
-		}
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("adapter did not finish within 60s; stderr:\n%s", stderr.String())
-	}
-
-	sc := bufio.NewScanner(&stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	var lines [][]byte
-	for sc.Scan() {
-		lines = append(lines, append([]byte(nil), sc.Bytes()...))
-	}
+	lines := pipe(t, append(append([]obj{startMsg}, ticks...), obj{"kind": "stop"})...)
 	if len(lines) != 1+len(ticks) {
-		t.Fatalf("stdout has %d lines, want hello + %d results:\n%s\nstderr:\n%s", len(lines), len(ticks), stdout.String(), stderr.String())
+		t.Fatalf("stdout has %d lines, want hello + %d results:\n%s", len(lines), len(ticks), bytes.Join(lines, []byte("\n")))
 	}
 	var hello obj
 	if err := json.Unmarshal(lines[0], &hello); err != nil || hello["kind"] != "hello" {
@@ -199,7 +167,6 @@ func session(t *testing.T, startMsg obj, ticks ...obj) (obj, []result) {
 		}
 		results = append(results, r)
 	}
-	t.Logf("stderr:\n%s", stderr.String())
 	return hello, results
 }
 
@@ -465,7 +432,7 @@ func TestScaleUpLimitSettings(t *testing.T) {
 }
 
 // pipe sends msgs through one adapter process and returns its stdout lines, failing the test on
-// anything but exit 0 within 60 s.
+// anything but exit 0 within 60 s (its stderr is logged).
 func pipe(t *testing.T, msgs ...obj) [][]byte {
 	t.Helper()
 	var in bytes.Buffer
@@ -494,6 +461,7 @@ func pipe(t *testing.T, msgs ...obj) [][]byte {
 		_ = cmd.Process.Kill()
 		t.Fatalf("adapter did not finish within 60s; stderr:\n%s", stderr.String())
 	}
+	t.Logf("stderr:\n%s", stderr.String())
 	sc := bufio.NewScanner(&stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	var lines [][]byte
