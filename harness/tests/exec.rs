@@ -499,3 +499,16 @@ fn a_parallel_run_reports_exactly_what_a_serial_run_does() {
     assert!(serial.contains("\"policy-walkdown\""), "{serial}");
     assert_eq!(serial, parallel);
 }
+
+#[test]
+fn an_answer_the_world_refuses_fails_that_case_and_the_process_is_not_reused() {
+    // A negative replica count at t=15: the world refuses it and the case fails there.
+    let (results, starts, idle) = run_three_logged("--many-cases --scaled-to-at 15:-5");
+    for r in &results {
+        let e = errored(r);
+        assert!(e.contains("-5"), "{e}");
+    }
+    let pids: std::collections::BTreeSet<&String> = starts.iter().map(|(p, _)| p).collect();
+    assert_eq!(pids.len(), 3, "a fresh process for each case: {starts:?}");
+    assert_eq!(idle, 0);
+}

@@ -398,6 +398,9 @@ struct ExecSession {
     pool: Pool,
     /// The case is over (finished, or failed and the process killed).
     finished: bool,
+    /// A tick was sent: a case dropped after that without `finish` ended in a failure (e.g. an
+    /// answer the world refused), and its process is not kept.
+    ticked: bool,
     /// The highest conformance level `hello` declared.
     highest: Profile,
     /// `name version` from `hello`.
@@ -424,8 +427,12 @@ impl ExecSession {
 
 impl Drop for ExecSession {
     fn drop(&mut self) {
-        if !self.finished && self.many_cases && self.live.as_ref().is_some_and(|l| !l.stopped) {
-            // A case that ended early (skipped after hello): the process may still serve others.
+        if !self.finished
+            && !self.ticked
+            && self.many_cases
+            && self.live.as_ref().is_some_and(|l| !l.stopped)
+        {
+            // A case skipped after hello: the process may still serve others.
             self.finished = true;
             let _ = self.end_and_keep();
         }
@@ -436,6 +443,7 @@ impl Drop for ExecSession {
 impl Session for ExecSession {
     fn tick(&mut self, snapshot: &Snapshot) -> Result<TickOutcome, TargetError> {
         let at = format!("at t={}", snapshot.t);
+        self.ticked = true;
         let live = self.live()?;
         live.send(
             &at,
@@ -567,6 +575,7 @@ impl Target for ExecTarget {
             many_cases: hello.many_cases,
             pool: Arc::clone(&self.idle),
             finished: false,
+            ticked: false,
             highest: Profile::Full,
             who: Some(who.clone()),
         };
