@@ -38,7 +38,8 @@ snapshots:
     INSTA_UPDATE=new cargo test -p hpa-conformance-tests --test corpus || true
     find tests/snapshots -name '*.snap.new' | sort
 
-# Benchmarks (all, or those named: corpus, decision, upstream, fuzz): printed figures, no assertions.
+# Benchmarks (all, or those named: corpus, decision, upstream, upstream-corpus, fuzz): printed
+# figures, no assertions.
 # `just bench kind-scale [HPAS]`: the scale benchmark on kind, kube-controller-manager's HPA
 # controller vs the deployed reference (kind-config/scripts/kind-scale.sh; ~25 min for 1,000 HPAs).
 bench *WHICH:
@@ -53,12 +54,14 @@ upstream:
 upstream-test:
     cd adapters/upstream && (command -v go >/dev/null && go test ./... || /usr/local/go/bin/go test ./...)
 
-# The whole corpus on upstream's own controller code: every case must pass there too.
+# The whole corpus on upstream's own controller code: every case must pass there too (one adapter
+# process per core, each serving case after case: harness/PROTOCOL.md, manyCases).
 upstream-corpus: upstream
     cargo run -q -p hpa-harness -- run cases --target exec:adapters/upstream/bin/hpa-upstream-adapter
 
-# Differential fuzzing, reference core vs upstream (CI runs a fixed-seed batch of 2000).
-fuzz-upstream COUNT="2000" SEED="1": upstream
+# Differential fuzzing, reference core vs upstream (CI runs a fixed-seed batch of 3600); one job
+# per core, adapter processes kept between scenarios; the last line gives scenarios/s.
+fuzz-upstream COUNT="3600" SEED="1": upstream
     cargo run -q -p hpa-harness -- fuzz --b exec:adapters/upstream/bin/hpa-upstream-adapter --count {{COUNT}} --seed {{SEED}}
 
 # The Go kit for third-party implementations (kits/go): its tests, vet, and the template adapter

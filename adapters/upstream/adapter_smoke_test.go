@@ -147,41 +147,9 @@ func (r result) reasons() []string {
 // and one result per tick, and fails the test on anything but a clean protocol stream and exit 0.
 func session(t *testing.T, startMsg obj, ticks ...obj) (obj, []result) {
 	t.Helper()
-	var in bytes.Buffer
-	enc := json.NewEncoder(&in)
-	for _, m := range append(append([]obj{startMsg}, ticks...), obj{"kind": "stop"}) {
-		if err := enc.Encode(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command(adapterBin, "--step-protocol")
-	cmd.Stdin = &in
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("adapter exited with %v; stderr:\n%s", err, stderr.String())
-		}
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("adapter did not finish within 60s; stderr:\n%s", stderr.String())
-	}
-
-	sc := bufio.NewScanner(&stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	var lines [][]byte
-	for sc.Scan() {
-		lines = append(lines, append([]byte(nil), sc.Bytes()...))
-	}
+	lines := pipe(t, append(append([]obj{startMsg}, ticks...), obj{"kind": "stop"})...)
 	if len(lines) != 1+len(ticks) {
-		t.Fatalf("stdout has %d lines, want hello + %d results:\n%s\nstderr:\n%s", len(lines), len(ticks), stdout.String(), stderr.String())
+		t.Fatalf("stdout has %d lines, want hello + %d results:\n%s", len(lines), len(ticks), bytes.Join(lines, []byte("\n")))
 	}
 	var hello obj
 	if err := json.Unmarshal(lines[0], &hello); err != nil || hello["kind"] != "hello" {
@@ -199,7 +167,6 @@ func session(t *testing.T, startMsg obj, ticks ...obj) (obj, []result) {
 		}
 		results = append(results, r)
 	}
-	t.Logf("stderr:\n%s", stderr.String())
 	return hello, results
 }
 
@@ -461,5 +428,118 @@ func TestScaleUpLimitSettings(t *testing.T) {
 		if got := rs[0].condition("ScalingLimited"); got != "True/ScaleUpLimit" {
 			t.Errorf("factor %v: ScalingLimited %s", tc.factor, got)
 		}
+	}
+}
+
+// pipe sends msgs through one adapter process and returns its stdout lines, failing the test on
+// anything but exit 0 within 60 s (its stderr is logged).
+func pipe(t *testing.T, msgs ...obj) [][]byte {
+	t.Helper()
+	var in bytes.Buffer
+	enc := json.NewEncoder(&in)
+	for _, m := range msgs {
+		if err := enc.Encode(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(adapterBin, "--step-protocol")
+	cmd.Stdin = &in
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("adapter exited with %v; stdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("adapter did not finish within 60s; stderr:\n%s", stderr.String())
+	}
+	t.Logf("stderr:\n%s", stderr.String())
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	var lines [][]byte
+	for sc.Scan() {
+		lines = append(lines, append([]byte(nil), sc.Bytes()...))
+	}
+	return lines
+}
+
+func kindOf(t *testing.T, line []byte) string {
+	t.Helper()
+	var m obj
+	if err := json.Unmarshal(line, &m); err != nil {
+		t.Fatalf("not JSON: %s", line)
+	}
+	k, _ := m["kind"].(string)
+	return k
+}
+
+// One process serves many cases (hello declares manyCases): after `end` it answers `ended`
+// and takes the next `start` in a fresh virtual clock with nothing left of the case before —
+// no recommendation, no gate, no time — so a case run third gives exactly what it gave first.
+func TestManyCasesInOneProcess(t *testing.T) {
+	named := func(m obj, name string) obj { m["case"] = name; return m }
+	noPodLevel := obj{"HPAConfigurableTolerance": true, "HPAScaleToZero": false, "PodLevelResources": false}
+	caseA := []obj{named(start(noPodLevel, nil), "a"),
+		tick(0, 3, "900m", cpuHPA(nil)), tick(15, 6, "100m", cpuHPA(nil))}
+	// Seen before with nothing recorded: it scales down at once, which it would not with the
+	// t=0 recommendation of case a still in memory.
+	caseB := []obj{named(start(defaultGates, obj{"recommendations": []obj{}}), "b"),
+		tick(0, 4, "100m", cpuHPA(nil))}
+	caseC := []obj{named(start(defaultGates, nil), "c"),
+		tick(0, 3, "900m", cpuHPA(nil)), tick(15, 6, "100m", cpuHPA(nil))}
+	var msgs []obj
+	for _, c := range [][]obj{caseA, caseB, caseC} {
+		msgs = append(msgs, c...)
+		msgs = append(msgs, obj{"kind": "end", "case": c[0]["case"]})
+	}
+	msgs = append(msgs, obj{"kind": "stop"})
+	lines := pipe(t, msgs...)
+	want := []string{"hello", "result", "result", "ended", "hello", "result", "ended", "hello", "result", "result", "ended"}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), bytes.Join(lines, []byte("\n")))
+	}
+	for i, k := range want {
+		if got := kindOf(t, lines[i]); got != k {
+			t.Fatalf("line %d is %q, want %q: %s", i+1, got, k, lines[i])
+		}
+	}
+	var hello obj
+	_ = json.Unmarshal(lines[0], &hello)
+	if hello["manyCases"] != true {
+		t.Errorf("hello does not declare manyCases: %s", lines[0])
+	}
+	if string(lines[3]) != `{"kind":"ended","case":"a"}` {
+		t.Errorf("ended: %s", lines[3])
+	}
+	var gatesA, gatesC struct {
+		FeatureGates map[string]bool `json:"featureGates"`
+	}
+	_ = json.Unmarshal(lines[0], &gatesA)
+	_ = json.Unmarshal(lines[7], &gatesC)
+	if gatesA.FeatureGates["PodLevelResources"] || !gatesC.FeatureGates["PodLevelResources"] {
+		t.Errorf("gates: case a %v, case c %v", gatesA.FeatureGates, gatesC.FeatureGates)
+	}
+	var b result
+	_ = json.Unmarshal(lines[5], &b)
+	if b.ScaledTo == nil || *b.ScaledTo != 1 {
+		t.Errorf("case b: scaledTo %v, want 1 (nothing of case a remembered): %s", b.ScaledTo, lines[5])
+	}
+	for i := 1; i <= 2; i++ {
+		if !bytes.Equal(lines[i], lines[7+i]) {
+			t.Errorf("case c tick %d differs from case a's:\n%s\n%s", i, lines[i], lines[7+i])
+		}
+	}
+	var a0 result
+	_ = json.Unmarshal(lines[1], &a0)
+	if a0.ScaledTo == nil || *a0.ScaledTo != 6 {
+		t.Errorf("case a t=0: scaledTo %v, want 6", a0.ScaledTo)
 	}
 }

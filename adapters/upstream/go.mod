@@ -3,6 +3,7 @@ module hpa-conformance/adapters/upstream
 go 1.26.0
 
 require (
+	hpa-conformance/kits/go v0.0.0
 	k8s.io/api v0.36.4
 	k8s.io/apimachinery v0.36.4
 	k8s.io/apiserver v0.36.4
@@ -83,3 +84,6 @@ replace (
 	k8s.io/kubelet => k8s.io/kubelet v0.36.4
 	k8s.io/metrics => k8s.io/metrics v0.36.4
 )
+
+// The Go protocol types are the kit's (one home): kits/go/protocol.
+replace hpa-conformance/kits/go => ../../kits/go

@@ -301,8 +301,21 @@ fn bench_core_vs_upstream() {
     );
 }
 
-/// Differential fuzzing throughput: scenarios per second, core vs core (and vs upstream when the
-/// adapter is built).
+/// The upstream adapter, when it is built (`just upstream`).
+fn upstream_adapter() -> Option<PathBuf> {
+    let adapter = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../adapters/upstream/bin/hpa-upstream-adapter");
+    if adapter.exists() {
+        Some(adapter)
+    } else {
+        println!("  upstream: adapter not built (run `just upstream`), no figure");
+        None
+    }
+}
+
+/// Differential fuzzing throughput: scenarios per second, core vs core, and core vs upstream
+/// (when the adapter is built) as `fuzz` runs it — processes kept between cases (`manyCases`),
+/// one job per core — and as before both: one process per case, one job.
 fn bench_fuzz() {
     let dir = std::env::temp_dir().join(format!("hpa-bench-fuzz-{}", std::process::id()));
     let report = fuzz(&CoreTarget, &CoreTarget, 1, 300, &dir, true).expect("fuzz");
@@ -311,37 +324,90 @@ fn bench_fuzz() {
         report.scenarios,
         report.scenarios as f64 / report.elapsed.as_secs_f64()
     );
-    let adapter = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../adapters/upstream/bin/hpa-upstream-adapter");
-    if adapter.exists() {
+    let Some(adapter) = upstream_adapter() else {
+        return;
+    };
+    let jobs = hpa_harness::parallel::default_jobs();
+    for (flags, jobs, count, how) in [
+        ("", jobs, 600, "kept processes"),
+        ("--one-case-per-process", 1, 100, "a process per case"),
+    ] {
         let upstream = make_target(
-            &format!("exec:{}", adapter.display()),
+            &format!("exec:{} {flags}", adapter.display()),
             Duration::from_secs(60),
         )
         .expect("target");
-        let report = fuzz(&CoreTarget, upstream.as_ref(), 1, 100, &dir, true).expect("fuzz");
+        let report = hpa_harness::fuzz::fuzz_jobs(
+            &CoreTarget,
+            upstream.as_ref(),
+            1,
+            count,
+            &dir,
+            true,
+            &RunOptions::default(),
+            jobs,
+        )
+        .expect("fuzz");
         println!(
-            "fuzz: core vs upstream {} scenarios: {:.1} scenarios/s ({} differences)",
+            "fuzz: core vs upstream {} scenarios, {how}, {jobs} jobs: {:.1} scenarios/s ({} differences, {} flaky)",
             report.scenarios,
             report.scenarios as f64 / report.elapsed.as_secs_f64(),
-            report.differences.len()
+            report.differences.len(),
+            report.flaky.len()
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The corpus on upstream's controller through its adapter (`just upstream-corpus`): wall time
+/// as `run` takes it — processes kept between cases, one job per core — and as before: one
+/// process per case, one job.
+fn bench_upstream_corpus() {
+    let Some(adapter) = upstream_adapter() else {
+        return;
+    };
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../cases");
+    let (cases, bad) = load_all(&[root]);
+    assert!(bad.is_empty(), "the corpus must load: {bad:?}");
+    let opts = RunOptions::default();
+    let jobs = hpa_harness::parallel::default_jobs();
+    for (flags, jobs, how) in [
+        ("", jobs, "kept processes"),
+        ("--one-case-per-process", 1, "a process per case"),
+    ] {
+        let upstream = make_target(
+            &format!("exec:{} {flags}", adapter.display()),
+            Duration::from_secs(60),
+        )
+        .expect("target");
+        let start = Instant::now();
+        let results = hpa_harness::parallel::map_ordered(&cases, jobs, |c| {
+            run_case(c, upstream.as_ref(), &opts)
+        });
+        let wall = start.elapsed();
+        let passed = results.iter().filter(|r| r.passed()).count();
+        println!(
+            "upstream corpus: {} cases on upstream's controller, {how}, {jobs} jobs: {:.2} s ({passed} passed)",
+            cases.len(),
+            wall.as_secs_f64()
+        );
+    }
+}
+
 fn main() {
     // `cargo bench -p hpa-harness --bench corpus -- decision` runs only the benchmarks whose names
     // contain one of the given words (corpus, decision, upstream, fuzz); no word runs them all.
+    // `upstream-corpus` is the corpus on upstream (also run by `corpus` and `upstream`).
     let words: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
     let wanted = |name: &str| words.is_empty() || words.iter().any(|w| name.contains(w.as_str()));
-    let benches: [(&str, fn()); 4] = [
+    let benches: [(&str, fn()); 5] = [
         ("corpus", bench_corpus),
         ("decision", bench_decision),
         ("core-vs-upstream", bench_core_vs_upstream),
+        ("upstream-corpus", bench_upstream_corpus),
         ("fuzz", bench_fuzz),
     ];
     for (name, bench) in benches {

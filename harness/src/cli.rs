@@ -59,6 +59,10 @@ pub enum Command {
         /// Seconds to wait for each answer of an `exec:` implementation.
         #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
         step_timeout: u64,
+        /// Cases run at once, each on its own thread and session (default: the cores
+        /// available); the report is the same whatever the number.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        jobs: Option<u64>,
         /// Report format.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
@@ -211,6 +215,10 @@ pub enum Command {
         /// Seconds to wait for each answer of an `exec:` implementation.
         #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
         step_timeout: u64,
+        /// Scenarios run at once, each on its own thread and sessions (default: the cores
+        /// available); the report is the same for a seed whatever the number.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        jobs: Option<u64>,
     },
     /// Check case files: schema, upstream's HPA validation, unique names, and that each `source`
     /// exists (a seed document and one of its headings, or an upstream test in the facts file).
@@ -392,6 +400,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             step_timeout,
             feature_gates,
             profile,
+            jobs,
         } => {
             let timeout = Duration::from_secs(step_timeout);
             let ta = make_target(&a, timeout).map_err(usage)?;
@@ -402,7 +411,8 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             let fixed_gates =
                 hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
             let out_dir = out_dir.unwrap_or_else(|| crate::fuzz::default_out(&a, &b));
-            let r = crate::fuzz::fuzz_with(
+            let jobs = jobs_or_default(jobs);
+            let r = crate::fuzz::fuzz_jobs(
                 ta.as_ref(),
                 tb.as_ref(),
                 seed,
@@ -413,6 +423,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                     fixed_gates,
                     profile,
                 },
+                jobs,
             )
             .map_err(usage)?;
             for p in &r.flaky {
@@ -432,7 +443,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             let rate = r.scenarios as f64 / r.elapsed.as_secs_f64().max(1e-9);
             let _ = writeln!(
                 out,
-                "fuzz: {} scenarios, {} vs {}, seed {seed}: {} differences, {} target failures, {} flaky, {} rejected ({:.1} s, {rate:.0} scenarios/s)",
+                "fuzz: {} scenarios, {} vs {}, seed {seed}: {} differences, {} target failures, {} flaky, {} rejected ({:.1} s, {rate:.1} scenarios/s, {jobs} jobs)",
                 r.scenarios,
                 ta.name(),
                 tb.name(),
@@ -591,6 +602,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             paths,
             target,
             step_timeout,
+            jobs,
             format,
             filter,
             feature_gates,
@@ -643,7 +655,8 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 fixed_gates,
                 profile,
             };
-            let (results, judged) = run_with_progress(&cases, target.as_ref(), &opts);
+            let (results, judged, implementation) =
+                run_with_progress(&cases, target.as_ref(), &opts, jobs_or_default(jobs));
             let report = RunReport {
                 target: target.name(),
                 results,
@@ -654,7 +667,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             let mut code = deliver(&report, &cases, format, report_dir.as_deref(), out, err)?;
             if let Some(file) = &claim {
                 let ctx = report::claim::ClaimContext {
-                    implementation: crate::runner::last_implementation(),
+                    implementation,
                     fixed_gates: opts.fixed_gates.clone(),
                     commit: corpus_commit(&paths),
                 };
@@ -725,42 +738,64 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
     }
 }
 
-/// Runs the cases on the target; a target slower than the in-process core (an `exec:`
-/// implementation such as upstream's adapter, `reference-api`) shows its progress on stderr.
+/// `--jobs`, or the cores available.
+fn jobs_or_default(jobs: Option<u64>) -> usize {
+    jobs.and_then(|j| usize::try_from(j).ok())
+        .unwrap_or_else(crate::parallel::default_jobs)
+}
+
+/// Runs the cases on the target with `jobs` threads, results in case order; a target slower
+/// than the in-process core (an `exec:` implementation such as upstream's adapter,
+/// `reference-api`) shows its progress on stderr. Also returns the highest profile a case was
+/// judged at, and who answered (`hello`'s name and version, from the last case that said).
 fn run_with_progress(
     cases: &[Case],
     target: &dyn Target,
     opts: &RunOptions,
-) -> (Vec<crate::runner::CaseResult>, Option<Profile>) {
+    jobs: usize,
+) -> (
+    Vec<crate::runner::CaseResult>,
+    Option<Profile>,
+    Option<String>,
+) {
     use crate::cluster::progress::{Lines, Progress};
     use crate::runner::Outcome;
-    let mut progress = (target.name() != "core" && cases.len() > 1)
-        .then(|| Progress::on_stderr("run", cases.len(), Lines::Periodic(Duration::from_secs(10))));
-    let mut judged: Option<Profile> = None;
-    let results = cases
-        .iter()
-        .map(|c| {
-            if let Some(p) = progress.as_mut() {
-                p.start(c.name());
-            }
-            let (r, level) = run_case_judged(c, target, opts);
-            judged = judged.max(level);
-            if let Some(p) = progress.as_mut() {
-                let word = match r.outcome {
-                    Outcome::Passed => "passed",
-                    Outcome::Failed(_) => "FAILED",
-                    Outcome::Errored(_) => "ERROR",
-                    Outcome::Skipped(_) => "skipped",
-                };
-                p.finish(c.name(), word, r.elapsed.as_secs_f64());
-            }
-            r
-        })
-        .collect();
-    if let Some(p) = progress.as_mut() {
+    let progress = (target.name() != "core" && cases.len() > 1).then(|| {
+        std::sync::Mutex::new(Progress::on_stderr(
+            "run",
+            cases.len(),
+            Lines::Periodic(Duration::from_secs(10)),
+        ))
+    });
+    let each = crate::parallel::map_ordered(cases, jobs, |c| {
+        if let Some(Ok(mut p)) = progress.as_ref().map(|p| p.lock()) {
+            p.start(c.name());
+        }
+        let (r, level) = run_case_judged(c, target, opts);
+        let who = crate::runner::last_implementation();
+        if let Some(Ok(mut p)) = progress.as_ref().map(|p| p.lock()) {
+            let word = match r.outcome {
+                Outcome::Passed => "passed",
+                Outcome::Failed(_) => "FAILED",
+                Outcome::Errored(_) => "ERROR",
+                Outcome::Skipped(_) => "skipped",
+            };
+            p.finish(c.name(), word, r.elapsed.as_secs_f64());
+        }
+        (r, level, who)
+    });
+    if let Some(Ok(mut p)) = progress.as_ref().map(|p| p.lock()) {
         p.close();
     }
-    (results, judged)
+    let mut judged: Option<Profile> = None;
+    let mut implementation = None;
+    let mut results = Vec::with_capacity(each.len());
+    for (r, level, who) in each {
+        judged = judged.max(level);
+        implementation = who.or(implementation);
+        results.push(r);
+    }
+    (results, judged, implementation)
 }
 
 /// Reports a run: bad input on stderr, the `--format` report on stdout, the `--report` folder;

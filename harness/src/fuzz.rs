@@ -912,6 +912,31 @@ pub fn fuzz_with(
     truth_is_b: bool,
     opts: &RunOptions,
 ) -> Result<FuzzReport, FuzzError> {
+    fuzz_jobs(a, b, seed, count, out_dir, truth_is_b, opts, 1)
+}
+
+/// What a worker found for one scenario (its first run on both targets).
+enum Scenario {
+    /// The loader rejected the generated scenario (a generator bug).
+    Rejected(String),
+    /// Both targets ran it; the run, kept only when they differ or one failed.
+    Ran(Box<(CaseFile, Case)>, Option<Box<Run>>),
+}
+
+/// [`fuzz_with`] on `jobs` threads: scenarios are generated and first run in parallel; their
+/// results are taken in scenario order (re-runs of a difference, shrinking and writing happen
+/// in that order too), so the report is the same for a seed whatever `jobs` is.
+#[allow(clippy::too_many_arguments)]
+pub fn fuzz_jobs(
+    a: &dyn Target,
+    b: &dyn Target,
+    seed: u64,
+    count: usize,
+    out_dir: &Path,
+    truth_is_b: bool,
+    opts: &RunOptions,
+    jobs: usize,
+) -> Result<FuzzReport, FuzzError> {
     let started = Instant::now();
     let mut report = FuzzReport {
         scenarios: 0,
@@ -921,141 +946,166 @@ pub fn fuzz_with(
         failures: Vec::new(),
         elapsed: Duration::ZERO,
     };
-    let mut checked = false;
-    let mut progress = crate::cluster::progress::Progress::on_stderr(
+    let name_of = |i: usize| format!("fuzz-{seed}-{i}");
+    let scenario = |i: usize| {
+        let mut rng = Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(i as u64));
+        let file = generate(&name_of(i), &mut rng);
+        to_case(&file).map(|case| (file, case))
+    };
+    // The first scenario the loader accepts shows whether both targets can run at all.
+    if let Some(Ok((_, case))) = (0..count).map(scenario).find(Result::is_ok) {
+        preflight(&case, [a, b], opts)?;
+    }
+    let progress = std::sync::Mutex::new(crate::cluster::progress::Progress::on_stderr(
         "fuzz",
         count,
         crate::cluster::progress::Lines::Periodic(Duration::from_secs(10)),
-    );
-    // The scenario under way: its name, the report's counts before it, when it started.
-    let mut pending: Option<(String, [usize; 4], Instant)> = None;
-    let counts = |r: &FuzzReport| {
-        [
-            r.differences.len(),
-            r.failures.len(),
-            r.flaky.len(),
-            r.rejected,
-        ]
-    };
-    let settle = |pending: &mut Option<(String, [usize; 4], Instant)>,
-                  report: &FuzzReport,
-                  progress: &mut crate::cluster::progress::Progress| {
-        if let Some((name, before, at)) = pending.take() {
-            let now = counts(report);
-            let word = if now[0] > before[0] {
-                "DIFFERENT"
-            } else if now[1] > before[1] {
-                "FAILED"
-            } else if now[2] > before[2] {
-                "flaky"
-            } else if now[3] > before[3] {
-                "rejected"
-            } else {
-                "passed"
-            };
-            progress.finish(&name, word, at.elapsed().as_secs_f64());
+    ));
+    let work = |i: usize| {
+        let name = name_of(i);
+        if let Ok(mut p) = progress.lock() {
+            p.start(&name);
         }
+        let began = Instant::now();
+        let found = match scenario(i) {
+            Err(e) => Scenario::Rejected(e),
+            Ok((file, case)) => {
+                let run = run_pair(&case, a, b, opts);
+                let kept =
+                    (run.difference.is_some() || run.failed.is_some()).then(|| Box::new(run));
+                Scenario::Ran(Box::new((file, case)), kept)
+            }
+        };
+        (found, began)
     };
-    for i in 0..count {
-        settle(&mut pending, &report, &mut progress);
-        let mut rng = Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(i as u64));
-        let name = format!("fuzz-{seed}-{i}");
-        progress.start(&name);
-        pending = Some((name.clone(), counts(&report), Instant::now()));
-        let file = generate(&name, &mut rng);
-        let case = match to_case(&file) {
-            Ok(c) => c,
+    let mut error: Option<FuzzError> = None;
+    crate::parallel::for_each_ordered(count, jobs, work, |i, (found, began)| {
+        let name = name_of(i);
+        let word = match consider(&mut report, &name, found, a, b, opts, out_dir, truth_is_b) {
+            Ok(word) => word,
             Err(e) => {
-                report.rejected += 1;
-                eprintln!("generated scenario {name} was rejected: {e}");
-                continue;
+                error = Some(e);
+                "FAILED"
             }
         };
-        if !checked {
-            preflight(&case, [a, b], opts)?;
-            checked = true;
+        if let Ok(mut p) = progress.lock() {
+            p.finish(&name, word, began.elapsed().as_secs_f64());
         }
-        report.scenarios += 1;
-        let first = run_pair(&case, a, b, opts);
-        let Some(found) = first.difference.clone() else {
-            continue;
-        };
-        let failed = first.failed.clone();
-        let mut runs = vec![first];
-        for _ in 0..RECHECKS {
-            runs.push(run_pair(&case, a, b, opts));
-        }
-        // A target that could not run the scenario is no disagreement about the HPA: it is a
-        // failure of that target when it recurs on every try, flaky otherwise (e.g. a process
-        // killed or starved under load), and never shrunk as a trace difference.
-        if let Some(why) = failed {
-            if runs.iter().all(|r| r.failed.is_some()) {
-                let heading = format!(
-                    "A target failed to run this scenario on every try ({} vs {}).",
-                    a.name(),
-                    b.name()
-                );
-                let folder = write_runs(out_dir, "failures", &heading, &file, &runs, a, b)?;
-                eprintln!(
-                    "fuzz: scenario {name}: {why} (on every try); scenario and outcomes in {}",
-                    folder.display()
-                );
-                report.failures.push(folder);
-            } else {
-                let folder = write_flaky(out_dir, &file, &runs, a, b)?;
-                eprintln!(
-                    "fuzz: scenario {name}: {why} once, not on a re-run; scenario and outcomes in {}",
-                    folder.display()
-                );
-                report.flaky.push(folder);
-            }
-            continue;
-        }
-        if runs.iter().any(|r| r.difference.as_ref() != Some(&found)) {
-            let folder = write_flaky(out_dir, &file, &runs, a, b)?;
-            eprintln!(
-                "fuzz: scenario {name}: a difference that does not reproduce (t={}: {}); scenario and traces in {}",
-                found.0,
-                found.1,
-                folder.display()
-            );
-            report.flaky.push(folder);
-            continue;
-        }
-        let shrunk = shrink(file.clone(), a, b, opts);
-        // The shrunk scenario must still differ every time; otherwise keep the original one.
-        let (small, case) = match to_case(&shrunk) {
-            Ok(c) if reproduces(&c, a, b, opts) => (shrunk, c),
-            _ => (file, case),
-        };
-        let Some((diff_t, diff, ra, rb)) = difference(&case, a, b, opts) else {
-            // Reproduced RECHECKS + 1 times above; a disappearance now is flakiness too.
-            let folder = write_flaky(out_dir, &small, &runs, a, b)?;
-            report.flaky.push(folder);
-            continue;
-        };
-        let (truth, other, tn, on) = if truth_is_b {
-            (&rb, &ra, b.name(), a.name())
-        } else {
-            (&ra, &rb, a.name(), b.name())
-        };
-        let regression = regression_case(small, truth, other, (diff_t, &diff), &tn, &on);
-        std::fs::create_dir_all(out_dir)
-            .map_err(|e| FuzzError::Write(format!("cannot create {}: {e}", out_dir.display())))?;
-        let path = fresh_path(out_dir, &name, ".yaml");
-        let mut text = crate::yaml::to_string(&regression).map_err(FuzzError::Write)?;
-        text.insert_str(
-            0,
-            "# Written by `hpa-conformance fuzz`; review before committing.\n",
-        );
-        write_new(&path, &text)?;
-        report.differences.push(path);
-        break;
+        error.is_none() && report.differences.is_empty()
+    });
+    if let Ok(mut p) = progress.lock() {
+        p.close();
     }
-    settle(&mut pending, &report, &mut progress);
-    progress.close();
+    if let Some(e) = error {
+        return Err(e);
+    }
     report.elapsed = started.elapsed();
     Ok(report)
+}
+
+/// Takes one scenario's first run into the report: a difference is re-run [`RECHECKS`] times,
+/// then written as flaky, a target failure, or shrunk into a regression case. Returns the word
+/// for the progress line.
+#[allow(clippy::too_many_arguments)]
+fn consider(
+    report: &mut FuzzReport,
+    name: &str,
+    found: Scenario,
+    a: &dyn Target,
+    b: &dyn Target,
+    opts: &RunOptions,
+    out_dir: &Path,
+    truth_is_b: bool,
+) -> Result<&'static str, FuzzError> {
+    let (file, case, first) = match found {
+        Scenario::Rejected(e) => {
+            report.rejected += 1;
+            eprintln!("generated scenario {name} was rejected: {e}");
+            return Ok("rejected");
+        }
+        Scenario::Ran(scenario, first) => {
+            let (file, case) = *scenario;
+            (file, case, first.map(|r| *r))
+        }
+    };
+    report.scenarios += 1;
+    let Some(first) = first else {
+        return Ok("passed");
+    };
+    let Some(found) = first.difference.clone() else {
+        return Ok("passed");
+    };
+    let failed = first.failed.clone();
+    let mut runs = vec![first];
+    for _ in 0..RECHECKS {
+        runs.push(run_pair(&case, a, b, opts));
+    }
+    // A target that could not run the scenario is no disagreement about the HPA: it is a
+    // failure of that target when it recurs on every try, flaky otherwise (e.g. a process
+    // killed or starved under load), and never shrunk as a trace difference.
+    if let Some(why) = failed {
+        if runs.iter().all(|r| r.failed.is_some()) {
+            let heading = format!(
+                "A target failed to run this scenario on every try ({} vs {}).",
+                a.name(),
+                b.name()
+            );
+            let folder = write_runs(out_dir, "failures", &heading, &file, &runs, a, b)?;
+            eprintln!(
+                "fuzz: scenario {name}: {why} (on every try); scenario and outcomes in {}",
+                folder.display()
+            );
+            report.failures.push(folder);
+            return Ok("FAILED");
+        }
+        let folder = write_flaky(out_dir, &file, &runs, a, b)?;
+        eprintln!(
+            "fuzz: scenario {name}: {why} once, not on a re-run; scenario and outcomes in {}",
+            folder.display()
+        );
+        report.flaky.push(folder);
+        return Ok("flaky");
+    }
+    if runs.iter().any(|r| r.difference.as_ref() != Some(&found)) {
+        let folder = write_flaky(out_dir, &file, &runs, a, b)?;
+        eprintln!(
+            "fuzz: scenario {name}: a difference that does not reproduce (t={}: {}); scenario and traces in {}",
+            found.0,
+            found.1,
+            folder.display()
+        );
+        report.flaky.push(folder);
+        return Ok("flaky");
+    }
+    let shrunk = shrink(file.clone(), a, b, opts);
+    // The shrunk scenario must still differ every time; otherwise keep the original one.
+    let (small, case) = match to_case(&shrunk) {
+        Ok(c) if reproduces(&c, a, b, opts) => (shrunk, c),
+        _ => (file, case),
+    };
+    let Some((diff_t, diff, ra, rb)) = difference(&case, a, b, opts) else {
+        // Reproduced RECHECKS + 1 times above; a disappearance now is flakiness too.
+        let folder = write_flaky(out_dir, &small, &runs, a, b)?;
+        report.flaky.push(folder);
+        return Ok("flaky");
+    };
+    let (truth, other, tn, on) = if truth_is_b {
+        (&rb, &ra, b.name(), a.name())
+    } else {
+        (&ra, &rb, a.name(), b.name())
+    };
+    let regression = regression_case(small, truth, other, (diff_t, &diff), &tn, &on);
+    std::fs::create_dir_all(out_dir)
+        .map_err(|e| FuzzError::Write(format!("cannot create {}: {e}", out_dir.display())))?;
+    let path = fresh_path(out_dir, name, ".yaml");
+    let mut text = crate::yaml::to_string(&regression).map_err(FuzzError::Write)?;
+    text.insert_str(
+        0,
+        "# Written by `hpa-conformance fuzz`; review before committing.\n",
+    );
+    write_new(&path, &text)?;
+    report.differences.push(path);
+    Ok("DIFFERENT")
 }
 
 /// The scenario differs on every one of `RECHECKS + 1` runs.

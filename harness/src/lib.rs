@@ -12,6 +12,7 @@ pub mod edges;
 pub mod expected;
 pub mod fuzz;
 pub mod lint;
+pub mod parallel;
 pub mod profile;
 pub mod protocol;
 pub mod report;

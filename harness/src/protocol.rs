@@ -28,6 +28,9 @@ pub enum ToImplementation {
     Start(Start),
     /// One tick.
     Tick(Box<Tick>),
+    /// The case is over and the process is kept for another: only to an implementation that
+    /// declared `manyCases` in `hello`; it answers `ended`, then takes the next `start`.
+    End(End),
     /// The case is over: exit.
     Stop,
 }
@@ -40,6 +43,23 @@ pub enum FromImplementation {
     Hello(Hello),
     /// The answer to `tick`.
     Result(TickResult),
+    /// The answer to `end`: the case's state is gone, the next `start` may come.
+    Ended(Ended),
+}
+
+/// `end` (only to an implementation whose `hello` declared `manyCases`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct End {
+    /// The case that ended.
+    pub case: String,
+}
+
+/// `ended`: the answer to `end`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Ended {
+    /// The case that ended (optional; when given it must be the one `end` named).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case: Option<String>,
 }
 
 /// kube-controller-manager's HPA flags.
@@ -156,6 +176,11 @@ pub struct Hello {
     /// is skipped with the reason. Names this harness does not know are ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub features: Option<Vec<String>>,
+    /// Whether one process can serve many cases in sequence: after a case's last tick the
+    /// harness then sends `end` (answered by `ended`) and the next case's `start` to the same
+    /// process instead of `stop`. Absent or `false`: one process per case, `stop` after it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub many_cases: bool,
 }
 
 impl Hello {

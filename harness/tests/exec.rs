@@ -358,3 +358,157 @@ fn a_gate_the_case_uses_that_hello_does_not_report_is_not_taken_as_agreement() {
         )
     );
 }
+
+/// The cases of `run_two` and the walk-down without behavior, on one target (so one pool of
+/// processes), in order; each `start` is logged as `PID CASE` to a fresh file, returned with the results.
+fn run_three_logged(flags: &str) -> (Vec<CaseResult>, Vec<(String, String)>, usize) {
+    let log = std::env::temp_dir().join(format!(
+        "hpa-exec-log-{}-{}",
+        std::process::id(),
+        flags.replace([' ', '-'], "")
+    ));
+    let _ = std::fs::remove_file(&log);
+    let (cases, bad) = load_all(&[
+        root().join("cases/behavior/policy-walkdown.yaml"),
+        root().join("tests/fixtures/gated/tolerance-needs-gate.yaml"),
+        root().join("cases/behavior/no-behavior-walkdown.yaml"),
+    ]);
+    assert!(bad.is_empty());
+    assert_eq!(cases.len(), 3);
+    let target = hpa_harness::target::exec::ExecTarget::new(
+        &format!(
+            "{} {flags} --log-cases {}",
+            env!("CARGO_BIN_EXE_hpa-step-reference"),
+            log.display()
+        ),
+        Duration::from_secs(30),
+    )
+    .expect("target");
+    let results: Vec<CaseResult> = cases
+        .iter()
+        .map(|c| run_case(c, &target, &RunOptions::default()))
+        .collect();
+    let idle = target.idle_processes();
+    drop(target);
+    let starts = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(pid, case)| (pid.to_string(), case.to_string()))
+        .collect();
+    let _ = std::fs::remove_file(&log);
+    (results, starts, idle)
+}
+
+#[test]
+fn an_implementation_that_declares_many_cases_serves_them_all_in_one_process() {
+    let (results, starts, idle) = run_three_logged("--many-cases");
+    for r in &results {
+        assert_eq!(r.outcome, Outcome::Passed, "{}", r.name);
+    }
+    assert_eq!(starts.len(), 3, "{starts:?}");
+    assert!(
+        starts.iter().all(|(pid, _)| *pid == starts[0].0),
+        "one process for every case: {starts:?}"
+    );
+    assert_eq!(idle, 1, "the process waits in the pool after its case");
+    // A case on a process that served two before gives the trace it gives on a fresh one.
+    let last = &results[2];
+    let (cases, _) = load_all(&[PathBuf::from(&last.file)]);
+    let fresh = make_target(&step_reference(""), Duration::from_secs(30)).expect("target");
+    let alone = run_case(&cases[0], fresh.as_ref(), &RunOptions::default());
+    assert_eq!(alone.outcome, Outcome::Passed);
+    assert_eq!(last.trace, alone.trace, "{}", last.name);
+}
+
+#[test]
+fn an_implementation_that_does_not_declare_many_cases_gets_a_process_per_case_and_no_end() {
+    // Without --many-cases, hpa-step-reference exits 2 on `end` (as an implementation written
+    // before `end` existed would fail): every case passing shows none was sent.
+    let (results, starts, idle) = run_three_logged("");
+    for r in &results {
+        assert_eq!(r.outcome, Outcome::Passed, "{}", r.name);
+    }
+    let pids: std::collections::BTreeSet<&String> = starts.iter().map(|(p, _)| p).collect();
+    assert_eq!(pids.len(), 3, "a process per case: {starts:?}");
+    assert_eq!(idle, 0);
+}
+
+#[test]
+fn a_crash_in_a_kept_process_fails_only_its_case_and_the_next_case_gets_a_fresh_process() {
+    // Both walk-downs reach t=60 and crash there; the gated fixture ends before.
+    let (results, starts, _) = run_three_logged("--many-cases --crash-at 60");
+    assert_eq!(starts.len(), 3, "{starts:?}");
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r.name, starts[i].1, "cases run in order");
+        if r.name.contains("walkdown") {
+            let e = errored(r);
+            assert!(
+                e.starts_with(
+                    "at t=60: the implementation exited before answering (exit status: 3)"
+                ),
+                "{e}"
+            );
+            if let Some(next) = starts.get(i + 1) {
+                assert_ne!(starts[i].0, next.0, "a fresh process after the crash");
+            }
+        } else {
+            assert_eq!(r.outcome, Outcome::Passed, "the other case still runs");
+        }
+    }
+}
+
+#[test]
+fn garbage_mid_session_fails_that_case_and_the_process_is_not_reused() {
+    let (results, starts, idle) = run_three_logged("--many-cases --garbage-at 15");
+    for r in &results {
+        let e = errored(r);
+        assert!(e.contains("\"this is not JSON\""), "{e}");
+    }
+    let pids: std::collections::BTreeSet<&String> = starts.iter().map(|(p, _)| p).collect();
+    assert_eq!(pids.len(), 3, "a fresh process for each case: {starts:?}");
+    assert_eq!(idle, 0);
+}
+
+#[test]
+fn a_parallel_run_reports_exactly_what_a_serial_run_does() {
+    let report = |jobs: &str| {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let code = hpa_harness::cli::main(
+            &[
+                "hpa-conformance".to_string(),
+                "run".into(),
+                root().join("cases/behavior").display().to_string(),
+                root().join("tests/fixtures/gated").display().to_string(),
+                "--target".into(),
+                step_reference("--many-cases"),
+                "--format".into(),
+                "json".into(),
+                "--jobs".into(),
+                jobs.into(),
+            ],
+            &mut out,
+            &mut err,
+        );
+        (code, String::from_utf8(out).expect("utf-8"))
+    };
+    let (serial_code, serial) = report("1");
+    let (parallel_code, parallel) = report("3");
+    assert_eq!(serial_code, parallel_code);
+    assert!(serial.contains("\"policy-walkdown\""), "{serial}");
+    assert_eq!(serial, parallel);
+}
+
+#[test]
+fn an_answer_the_world_refuses_fails_that_case_and_the_process_is_not_reused() {
+    // A negative replica count at t=15: the world refuses it and the case fails there.
+    let (results, starts, idle) = run_three_logged("--many-cases --scaled-to-at 15:-5");
+    for r in &results {
+        let e = errored(r);
+        assert!(e.contains("-5"), "{e}");
+    }
+    let pids: std::collections::BTreeSet<&String> = starts.iter().map(|(p, _)| p).collect();
+    assert_eq!(pids.len(), 3, "a fresh process for each case: {starts:?}");
+    assert_eq!(idle, 0);
+}

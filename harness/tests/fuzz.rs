@@ -277,3 +277,78 @@ fn a_target_that_fails_to_run_is_a_target_failure_or_flaky_never_a_shrunk_differ
     );
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn parallel_fuzzing_finds_and_writes_exactly_what_serial_fuzzing_does() {
+    let written = |jobs: usize| {
+        let out: PathBuf =
+            std::env::temp_dir().join(format!("fuzz-jobs-{jobs}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let report = hpa_harness::fuzz::fuzz_jobs(
+            &CoreTarget,
+            &Skewed,
+            5,
+            500,
+            &out,
+            false,
+            &RunOptions::default(),
+            jobs,
+        )
+        .expect("fuzz");
+        assert_eq!(report.differences.len(), 1);
+        let path = &report.differences[0];
+        let text = std::fs::read_to_string(path).expect("written");
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let _ = std::fs::remove_dir_all(&out);
+        (report.scenarios, name, text)
+    };
+    let serial = written(1);
+    assert_eq!(written(3), serial);
+}
+
+#[test]
+fn parallel_fuzzing_agrees_with_a_kept_implementation_process_and_still_reports_flakes() {
+    let exec = make_target(
+        &format!(
+            "exec:{} --many-cases",
+            env!("CARGO_BIN_EXE_hpa-step-reference")
+        ),
+        Duration::from_secs(30),
+    )
+    .expect("target");
+    let out = std::env::temp_dir().join(format!("fuzz-agree-many-{}", std::process::id()));
+    let report = hpa_harness::fuzz::fuzz_jobs(
+        &CoreTarget,
+        exec.as_ref(),
+        11,
+        60,
+        &out,
+        true,
+        &RunOptions::default(),
+        2,
+    )
+    .expect("fuzz");
+    assert_eq!(report.scenarios, 60);
+    assert!(report.differences.is_empty(), "{:?}", report.differences);
+    assert!(report.flaky.is_empty() && report.failures.is_empty());
+
+    // A difference that does not reproduce is still flaky, never a difference, with jobs.
+    let out: PathBuf = std::env::temp_dir().join(format!("fuzz-flaky-jobs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let once = Crashing(std::sync::atomic::AtomicUsize::new(0), |n| n == 1);
+    let report = hpa_harness::fuzz::fuzz_jobs(
+        &CoreTarget,
+        &once,
+        5,
+        6,
+        &out,
+        true,
+        &RunOptions::default(),
+        2,
+    )
+    .expect("fuzz");
+    assert!(report.differences.is_empty(), "{:?}", report.differences);
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert_eq!(report.flaky.len(), 1, "{:?}", report.flaky);
+    let _ = std::fs::remove_dir_all(&out);
+}

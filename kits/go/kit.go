@@ -42,6 +42,12 @@ type Info struct {
 	// timestamps are then shifted so that its instant is the wall clock's when it arrives, and
 	// the times written back are shifted back (see ShiftTick).
 	WallClock bool
+	// ManyCases: one process may serve many cases in sequence (hello's `manyCases`): after a
+	// case the harness sends `end` (the kit answers `ended` and drops the Session) and the next
+	// case's `start` calls Start again. Declare it only when nothing of a case outlives its
+	// Session (no package-level state), so every case starts as in a fresh process. The harness
+	// then starts far fewer processes (differential fuzzing runs many times faster).
+	ManyCases bool
 }
 
 // Implementation starts one session per case.
@@ -61,7 +67,8 @@ type Session interface {
 const maxLine = 64 << 20
 
 // Serve runs the protocol on in/out until stop (nil) or an error. One process serves one case,
-// as the harness starts one per case.
+// as the harness starts one per case — or many in sequence when Info.ManyCases is declared
+// (`end` → `ended`, then the next `start`).
 func Serve(in io.Reader, out io.Writer, impl Implementation) error {
 	r := bufio.NewReaderSize(in, 1<<20)
 	w := bufio.NewWriter(out)
@@ -143,6 +150,21 @@ func Serve(in io.Reader, out io.Writer, impl Implementation) error {
 			if err := write(result); err != nil {
 				return err
 			}
+		case "end":
+			if session == nil {
+				return errors.New("end before start")
+			}
+			if !info.ManyCases {
+				return errors.New("end to an implementation that does not declare ManyCases")
+			}
+			var end protocol.End
+			if err := json.Unmarshal(line, &end); err != nil {
+				return fmt.Errorf("end: %w", err)
+			}
+			session, info = nil, Info{}
+			if err := write(protocol.Ended{Kind: "ended", Case: end.Case}); err != nil {
+				return err
+			}
 		case "stop":
 			return nil
 		default:
@@ -193,5 +215,6 @@ func hello(start *protocol.Start, info Info) protocol.Hello {
 		MemorySeeding:  seeding,
 		Levels:         info.Levels,
 		Features:       features,
+		ManyCases:      info.ManyCases,
 	}
 }

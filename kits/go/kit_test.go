@@ -253,3 +253,69 @@ func TestAWallClockImplementationSeesTheTickOnTheWallClockAndWritesVirtualTimes(
 		t.Errorf("a time written on the wall clock comes back on the virtual clock: %s", out.String())
 	}
 }
+
+// counting hands out sessions that remember their own ticks only, and counts its Starts.
+type counting struct {
+	starts int
+	many   bool
+}
+
+type countingSession struct{ ticks int }
+
+func (c *counting) Start(*protocol.Start) (Session, Info, error) {
+	c.starts++
+	return &countingSession{}, Info{Name: "counting", Levels: []string{protocol.LevelReplicas}, ManyCases: c.many}, nil
+}
+
+func (s *countingSession) Tick(w *World) error {
+	s.ticks++
+	hpa := w.HPA.DeepCopy()
+	hpa.Status.DesiredReplicas = int32(s.ticks)
+	_, err := w.Kube.AutoscalingV2().HorizontalPodAutoscalers(w.Namespace).UpdateStatus(context.Background(), hpa, metav1.UpdateOptions{})
+	return err
+}
+
+func TestManyCasesServeEachCaseWithAFreshSession(t *testing.T) {
+	st, tk := strings.ReplaceAll(start, "\n", ""), strings.ReplaceAll(tick, "\n", "")
+	in := strings.Join([]string{st, tk, tk, `{"kind":"end","case":"c"}`, st, tk, `{"kind":"end","case":"c"}`, `{"kind":"stop"}`}, "\n") + "\n"
+	impl := &counting{many: true}
+	var out bytes.Buffer
+	if err := Serve(strings.NewReader(in), &out, impl); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 7 || impl.starts != 2 {
+		t.Fatalf("%d starts, lines %q", impl.starts, lines)
+	}
+	if !strings.Contains(lines[0], `"manyCases":true`) {
+		t.Errorf("hello does not declare manyCases: %s", lines[0])
+	}
+	if lines[3] != `{"kind":"ended","case":"c"}` || lines[6] != lines[3] {
+		t.Errorf("ended: %s, %s", lines[3], lines[6])
+	}
+	// The second case's first tick is its session's first: nothing carried over.
+	desired := func(l string) int32 {
+		var r struct {
+			Status struct {
+				DesiredReplicas int32 `json:"desiredReplicas"`
+			} `json:"status"`
+		}
+		_ = json.Unmarshal([]byte(l), &r)
+		return r.Status.DesiredReplicas
+	}
+	if desired(lines[1]) != 1 || desired(lines[2]) != 2 || desired(lines[5]) != 1 {
+		t.Errorf("desired replicas per tick: %d %d %d, want 1 2 1", desired(lines[1]), desired(lines[2]), desired(lines[5]))
+	}
+}
+
+func TestEndToAnImplementationWithoutManyCasesIsAnError(t *testing.T) {
+	in := strings.ReplaceAll(start, "\n", "") + "\n" + `{"kind":"end","case":"c"}` + "\n"
+	var out bytes.Buffer
+	err := Serve(strings.NewReader(in), &out, &counting{})
+	if err == nil || !strings.Contains(err.Error(), "ManyCases") {
+		t.Fatalf("want an error naming ManyCases, got %v", err)
+	}
+	if strings.Contains(out.String(), "manyCases") {
+		t.Errorf("hello declares manyCases without it: %s", out.String())
+	}
+}

@@ -148,3 +148,9 @@ func (a *HorizontalController) HPAAdapterSetOtherHPAs(previous, keys []string) {
 		a.hpaSelectors.PutSelector(selectors.Parse(k), labels.Everything())
 	}
 }
+
+// HPAAdapterShutdown shuts the controller's work queue down (as Run does when it returns), so
+// that the queue's goroutines end with the case.
+func (a *HorizontalController) HPAAdapterShutdown() {
+	a.queue.ShutDown()
+}

@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"io"
 	"time"
+
+	"hpa-conformance/kits/go/protocol"
 )
 
 type benchResult struct {
@@ -36,14 +38,14 @@ func BenchReconcile(in io.Reader, out io.Writer, logw io.Writer, n int) error {
 	if err != nil {
 		return fatalf("bench: reading start: %v", err)
 	}
-	var start startMsg
+	var start protocol.Start
 	if err := json.Unmarshal(data, &start); err != nil {
 		return fatalf("bench: bad start: %v", err)
 	}
 	if data, err = readLine(); err != nil {
 		return fatalf("bench: reading tick: %v", err)
 	}
-	var tick tickMsg
+	var tick protocol.Tick
 	if err := json.Unmarshal(data, &tick); err != nil {
 		return fatalf("bench: bad tick: %v", err)
 	}
@@ -64,7 +66,7 @@ func BenchReconcile(in io.Reader, out io.Writer, logw io.Writer, n int) error {
 	once := func() error {
 		// Every reconcile starts from the same memory, as the reference core's timing does.
 		if start.Memory != nil {
-			h.ctrl.HPAAdapterSeedMemory(key, start.Memory.toController())
+			h.ctrl.HPAAdapterSeedMemory(key, toController(start.Memory))
 		}
 		if err := h.load(&tick, hpa.Namespace); err != nil {
 			return fatalf("bench: %v", err)

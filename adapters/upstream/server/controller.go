@@ -37,6 +37,8 @@ import (
 	resourceclient "k8s.io/metrics/pkg/client/clientset/versioned/typed/metrics/v1beta1"
 	cmfake "k8s.io/metrics/pkg/client/custom_metrics/fake"
 	emfake "k8s.io/metrics/pkg/client/external_metrics/fake"
+
+	"hpa-conformance/kits/go/protocol"
 )
 
 // controllerSettings are kube-controller-manager's --horizontal-pod-autoscaler-* flags.
@@ -65,10 +67,10 @@ type harness struct {
 	otherHPAs []string
 
 	// The world of the current tick and what the controller wrote during it.
-	tick     *tickMsg
+	tick     *protocol.Tick
 	scaledTo *int32
 	status   *autoscalingv2.HorizontalPodAutoscalerStatus
-	events   []eventMsg
+	events   []protocol.Event
 }
 
 func newHarness(ctx context.Context, s controllerSettings) *harness {
@@ -130,7 +132,7 @@ func newHarness(ctx context.Context, s controllerSettings) *harness {
 }
 
 // load makes tick the world the fakes answer from and clears last tick's captures.
-func (h *harness) load(tick *tickMsg, namespace string) error {
+func (h *harness) load(tick *protocol.Tick, namespace string) error {
 	h.tick = tick
 	h.scaledTo = nil
 	h.status = nil
@@ -187,7 +189,7 @@ func (h *harness) reactHPAUpdate(action core.Action) (bool, runtime.Object, erro
 // ---- events ----
 
 func (h *harness) Event(object runtime.Object, eventtype, reason, message string) {
-	h.events = append(h.events, eventMsg{Type: eventtype, Reason: reason, Message: message})
+	h.events = append(h.events, protocol.Event{Type: eventtype, Reason: reason, Message: message})
 }
 
 func (h *harness) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{}) {

@@ -12,10 +12,14 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
+
+	"hpa-conformance/kits/go/protocol"
 )
 
 var (
@@ -44,8 +48,10 @@ func TestMain(m *testing.M) {
 		}
 		switch a {
 		case "--step-protocol", "-step-protocol":
+		case "--one-case-per-process":
+			ManyCases = false
 		case "-h", "-help", "--help":
-			fmt.Fprintln(os.Stderr, "usage: hpa-upstream-adapter [--step-protocol | --bench-reconcile=N]\n\nSpeaks hpa-conformance's step protocol (harness/PROTOCOL.md) on stdin/stdout,\ndriving upstream Kubernetes' HPA controller", KubernetesVersion())
+			fmt.Fprintln(os.Stderr, "usage: hpa-upstream-adapter [--step-protocol] [--one-case-per-process] | --bench-reconcile=N\n\nSpeaks hpa-conformance's step protocol (harness/PROTOCOL.md) on stdin/stdout,\ndriving upstream Kubernetes' HPA controller", KubernetesVersion())
 			os.Exit(0)
 		default:
 			fmt.Fprintf(os.Stderr, "hpa-upstream-adapter: ignoring unknown argument %q\n", a)
@@ -69,6 +75,16 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 		os.Exit(0)
+	}
+	// A protocol server's heap is small and short-lived (a tick's objects): collect it less
+	// often, and run on one P (the harness runs one process per core; the controller's own
+	// goroutines only run between ticks) — both cut the runtime's overhead per tick, which is
+	// most of what a tick costs. GOGC / GOMAXPROCS in the environment still win.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
 	}
 	os.Args = []string{os.Args[0], "-test.run=^TestServeStepProtocol$", "-test.count=1", "-test.v=false", "-test.timeout=0"}
 	m.Run()
@@ -100,15 +116,27 @@ func TestServeStepProtocol(t *testing.T) {
 			}
 		}
 	}()
-	var err error
-	synctest.Test(t, func(t *testing.T) {
-		err = Serve(lines, protocolOut, os.Stderr)
-		if err != nil {
+	// One case per bubble: each starts at the protocol's t = 0 with nothing left of the one
+	// before (the bubble ends only when all its goroutines have).
+	for afterCase := false; ; afterCase = true {
+		var outcome Outcome
+		synctest.Test(t, func(t *testing.T) {
+			var err error
+			outcome, err = Serve(lines, protocolOut, os.Stderr, afterCase)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "hpa-upstream-adapter: %v\n", err)
+				os.Exit(2)
+			}
+			if outcome.Stopped {
+				// `stop`: exit at once, before the testing framework prints anything and
+				// without waiting for the controller's goroutines in the bubble.
+				os.Exit(0)
+			}
+		})
+		// `end`: the case's bubble is gone; the process is ready for the next `start`.
+		if err := WriteMessage(protocolOut, protocol.Ended{Kind: "ended", Case: outcome.Ended}); err != nil {
 			fmt.Fprintf(os.Stderr, "hpa-upstream-adapter: %v\n", err)
 			os.Exit(2)
 		}
-		// `stop`: exit at once, before the testing framework prints anything and without
-		// waiting for the controller's goroutines in the bubble.
-		os.Exit(0)
-	})
+	}
 }

@@ -18,21 +18,12 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/kubernetes/pkg/controller/podautoscaler"
+
+	"hpa-conformance/kits/go/protocol"
 )
 
 // Epoch is the protocol's t = 0, which is also where a synctest bubble's clock starts.
 var Epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// kube-controller-manager's defaults for the --horizontal-pod-autoscaler-* flags.
-const (
-	defaultSyncPeriod              = 15.0
-	defaultTolerance               = 0.1
-	defaultCPUInitializationPeriod = 300.0
-	defaultInitialReadinessDelay   = 30.0
-	defaultDownscaleStabilization  = 300.0
-	defaultScaleUpLimitFactor      = 2.0 // upstream's package variables
-	defaultScaleUpLimitMinimum     = 4.0
-)
 
 // Line is one line read from the harness, or the read error that ended the input.
 type Line struct {
@@ -70,12 +61,29 @@ func KubernetesVersion() string {
 	return "unknown"
 }
 
-// Serve runs one protocol session: it reads messages from lines (fed by a goroutine outside the
-// bubble), writes replies to out, and returns nil after `stop`. It must run inside a synctest
-// bubble whose clock has not advanced yet (the bubble's clock is the protocol's virtual clock).
-func Serve(lines <-chan Line, out io.Writer, logw io.Writer) error {
+// ManyCases is what hello declares: one process serves cases until `stop` (`end` → `ended`
+// between them). `--one-case-per-process` turns it off (the harness then starts a process per
+// case, as before `end` existed; `just bench` compares both).
+var ManyCases = true
+
+// Outcome is how a case's session ended.
+type Outcome struct {
+	// Stopped: `stop` (or the end of input between cases): the process exits with status 0.
+	Stopped bool
+	// Ended names the case `end` ended: the controller's context is cancelled and its work
+	// queue shut down, so the bubble's goroutines end; the caller answers `ended` once the bubble
+	// is gone and serves the next case in a fresh one.
+	Ended string
+}
+
+// Serve runs one case's protocol session: it reads messages from lines (fed by a goroutine
+// outside the bubble), writes replies to out, and returns after `stop` or `end`. It must run
+// inside a synctest bubble whose clock has not advanced yet (the bubble's clock is the protocol's
+// virtual clock). afterCase says a case has ended before in this process: the end of input
+// before `start` is then no error (the harness is done with the process).
+func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Outcome, error) {
 	if !time.Now().Equal(Epoch) {
-		return fatalf("internal error: Serve must start in a fresh synctest bubble (clock at %s, not %s)", time.Now().UTC().Format(time.RFC3339Nano), Epoch.Format(time.RFC3339))
+		return Outcome{}, fatalf("internal error: Serve must start in a fresh synctest bubble (clock at %s, not %s)", time.Now().UTC().Format(time.RFC3339Nano), Epoch.Format(time.RFC3339))
 	}
 	next := func() ([]byte, bool, error) {
 		for {
@@ -95,99 +103,111 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer) error {
 			return l.Data, true, nil
 		}
 	}
-	write := func(v interface{}) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return fatalf("encoding %T: %v", v, err)
-		}
-		b = append(b, '\n')
-		if _, err := out.Write(b); err != nil {
-			return fatalf("writing stdout: %v", err)
-		}
-		return nil
-	}
 
 	// start → hello
 	data, ok, err := next()
 	if err != nil {
-		return err
+		return Outcome{}, err
 	}
 	if !ok {
-		return fatalf("stdin closed before `start`")
+		if afterCase {
+			return Outcome{Stopped: true}, nil
+		}
+		return Outcome{}, fatalf("stdin closed before `start`")
 	}
-	var env envelope
+	var env protocol.Envelope
 	if err := json.Unmarshal(data, &env); err != nil {
-		return fatalf("first message is not valid JSON: %v", err)
+		return Outcome{}, fatalf("first message is not valid JSON: %v", err)
+	}
+	if env.Kind == "stop" && afterCase {
+		return Outcome{Stopped: true}, nil
 	}
 	if env.Kind != "start" {
-		return fatalf("expected `start`, got kind %q", env.Kind)
+		return Outcome{}, fatalf("expected `start`, got kind %q", env.Kind)
 	}
-	var start startMsg
+	var start protocol.Start
 	if err := json.Unmarshal(data, &start); err != nil {
-		return fatalf("bad `start` message: %v", err)
+		return Outcome{}, fatalf("bad `start` message: %v", err)
 	}
 	if start.Protocol != ProtocolVersion {
-		return fatalf("unsupported protocol version %d (this adapter speaks %d)", start.Protocol, ProtocolVersion)
+		return Outcome{}, fatalf("unsupported protocol version %d (this adapter speaks %d)", start.Protocol, ProtocolVersion)
 	}
 	gates, h, ctx, cancel, err := begin(start, logw)
 	if err != nil {
-		return err
+		return Outcome{}, err
 	}
 	defer cancel()
 
-	if err := write(helloMsg{
+	if err := WriteMessage(out, protocol.Hello{
 		Kind:           "hello",
 		Protocol:       ProtocolVersion,
-		Implementation: implementationMsg{Name: ImplementationName, Version: KubernetesVersion()},
+		Implementation: protocol.Implementation{Name: ImplementationName, Version: KubernetesVersion()},
 		FeatureGates:   gates,
 		MemorySeeding:  true,
 		Levels:         []string{"replicas", "status", "full"},
 		Features:       []string{"behavior", "containerResource", "memorySeeding"},
+		ManyCases:      ManyCases,
 	}); err != nil {
-		return err
+		return Outcome{}, err
 	}
 
 	seeded := false
 	for {
 		data, ok, err := next()
 		if err != nil {
-			return err
+			return Outcome{}, err
 		}
 		if !ok {
-			return fatalf("stdin closed before `stop`")
+			return Outcome{}, fatalf("stdin closed before `stop`")
 		}
-		var env envelope
-		if err := json.Unmarshal(data, &env); err != nil {
-			return fatalf("message is not valid JSON: %v", err)
+		// One decoding of each message: a tick (by far the largest and most frequent message)
+		// decodes straight into its type, whose `kind` says what the message is; the small
+		// others are decoded again into theirs.
+		var tick protocol.Tick
+		if err := json.Unmarshal(data, &tick); err != nil {
+			var env protocol.Envelope
+			if json.Unmarshal(data, &env) != nil {
+				return Outcome{}, fatalf("message is not valid JSON: %v", err)
+			}
+			if env.Kind == "tick" {
+				return Outcome{}, fatalf("bad `tick` message: %v", err)
+			}
+			tick.Kind = env.Kind
 		}
-		switch env.Kind {
+		switch tick.Kind {
 		case "stop":
-			return nil
+			return Outcome{Stopped: true}, nil
+		case "end":
+			var end protocol.End
+			if err := json.Unmarshal(data, &end); err != nil {
+				return Outcome{}, fatalf("bad `end` message: %v", err)
+			}
+			// Everything of this case ends with the bubble: the controller's event broadcaster
+			// (on its context) and its work queue.
+			cancel()
+			h.ctrl.HPAAdapterShutdown()
+			return Outcome{Ended: end.Case}, nil
 		case "tick":
 		default:
-			return fatalf("unknown message kind %q", env.Kind)
+			return Outcome{}, fatalf("unknown message kind %q", tick.Kind)
 		}
 
-		var tick tickMsg
-		if err := json.Unmarshal(data, &tick); err != nil {
-			return fatalf("bad `tick` message: %v", err)
-		}
 		if tick.HPA == nil {
-			return fatalf("tick %s: no `hpa`", string(tick.T))
+			return Outcome{}, fatalf("tick %s: no `hpa`", string(tick.T))
 		}
-		at, err := tick.instant()
+		at, err := instant(&tick)
 		if err != nil {
-			return err
+			return Outcome{}, err
 		}
 		// Advance the bubble's clock to the tick's instant. Every goroutine of the bubble (the
 		// controller's work queue and event broadcaster) runs the timers due on the way.
 		if now := time.Now(); at.Before(now) {
-			return fatalf("tick %s at %s goes back in virtual time (already at %s)", string(tick.T), at.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
+			return Outcome{}, fatalf("tick %s at %s goes back in virtual time (already at %s)", string(tick.T), at.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
 		}
 		time.Sleep(at.Sub(time.Now()))
 		synctest.Wait()
 		if !time.Now().Equal(at) {
-			return fatalf("internal error: virtual clock at %s, wanted %s", time.Now().UTC().Format(time.RFC3339Nano), at.Format(time.RFC3339Nano))
+			return Outcome{}, fatalf("internal error: virtual clock at %s, wanted %s", time.Now().UTC().Format(time.RFC3339Nano), at.Format(time.RFC3339Nano))
 		}
 
 		hpa := tick.HPA.DeepCopy()
@@ -196,7 +216,7 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer) error {
 		}
 		key := hpa.Namespace + "/" + hpa.Name
 		if err := h.load(&tick, hpa.Namespace); err != nil {
-			return fatalf("tick %s: %v", string(tick.T), err)
+			return Outcome{}, fatalf("tick %s: %v", string(tick.T), err)
 		}
 		h.ctrl.HPAAdapterTrack(hpa.Namespace, hpa.Name)
 		others := []string{}
@@ -210,40 +230,53 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer) error {
 		if !seeded {
 			seeded = true
 			if start.Memory != nil {
-				h.ctrl.HPAAdapterSeedMemory(key, start.Memory.toController())
+				h.ctrl.HPAAdapterSeedMemory(key, toController(start.Memory))
 			}
 		}
 
 		if err := reconcile(ctx, h, hpa, key); err != nil {
 			var fe fatalError
 			if errors.As(err, &fe) {
-				return fmt.Errorf("tick %s: %w", string(tick.T), err)
+				return Outcome{}, fmt.Errorf("tick %s: %w", string(tick.T), err)
 			}
 			// An error of the reconciliation itself: the real controller logs it and requeues.
 			fmt.Fprintf(logw, "t=%s: reconcile %s: %s\n", string(tick.T), key, oneLine(err.Error()))
 		}
 		synctest.Wait()
 
-		res := resultMsg{Kind: "result", T: tick.T, ScaledTo: h.scaledTo, Events: h.events}
+		res := protocol.Result{Kind: "result", T: tick.T, ScaledTo: h.scaledTo, Events: h.events}
 		if h.status != nil {
-			res.Status = statusJSON(*h.status)
+			res.Status = protocol.Status(*h.status)
 		} else {
-			res.Status = statusJSON(tick.HPA.Status)
+			res.Status = protocol.Status(tick.HPA.Status)
 		}
 		if res.Events == nil {
-			res.Events = []eventMsg{}
+			res.Events = []protocol.Event{}
 		}
-		if err := write(res); err != nil {
-			return err
+		if err := WriteMessage(out, res); err != nil {
+			return Outcome{}, err
 		}
 	}
 }
 
+// WriteMessage writes one protocol message as a JSON line.
+func WriteMessage(out io.Writer, v interface{}) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fatalf("encoding %T: %v", v, err)
+	}
+	b = append(b, '\n')
+	if _, err := out.Write(b); err != nil {
+		return fatalf("writing stdout: %v", err)
+	}
+	return nil
+}
+
 // begin applies a `start` message: the feature gates (returning the values in effect) and the
 // controller settings, and builds the controller with its fakes.
-func begin(start startMsg, logw io.Writer) (map[string]bool, *harness, context.Context, context.CancelFunc, error) {
+func begin(start protocol.Start, logw io.Writer) (map[string]bool, *harness, context.Context, context.CancelFunc, error) {
 	gates := applyFeatureGates(start.FeatureGates, logw)
-	settings, err := start.Settings.resolve()
+	settings, err := resolve(start.Settings)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -262,13 +295,9 @@ func reconcile(ctx context.Context, h *harness, hpa *autoscalingv2.HorizontalPod
 }
 
 // instant is the tick's virtual instant: `now` when given, else t = 0 + `t` seconds.
-func (t *tickMsg) instant() (time.Time, error) {
-	if t.Now != "" {
-		at, err := time.Parse(time.RFC3339Nano, t.Now)
-		if err != nil {
-			return time.Time{}, fatalf("tick %s: bad `now` %q: %v", string(t.T), t.Now, err)
-		}
-		return at.UTC(), nil
+func instant(t *protocol.Tick) (time.Time, error) {
+	if !t.Now.IsZero() {
+		return t.Now.UTC(), nil
 	}
 	var secs float64
 	if err := json.Unmarshal(t.T, &secs); err != nil {
@@ -277,43 +306,42 @@ func (t *tickMsg) instant() (time.Time, error) {
 	return Epoch.Add(seconds(secs)), nil
 }
 
-func (s settingsMsg) resolve() (controllerSettings, error) {
-	pick := func(name string, v *float64, def float64) (float64, error) {
-		if v == nil {
-			return def, nil
+// resolve checks start's settings (absent ones took kube-controller-manager's defaults when
+// decoded, see protocol.Settings).
+func resolve(s protocol.Settings) (controllerSettings, error) {
+	check := func(name string, v float64) (float64, error) {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return 0, fatalf("bad setting %s = %v", name, v)
 		}
-		if math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0 {
-			return 0, fatalf("bad setting %s = %v", name, *v)
-		}
-		return *v, nil
+		return v, nil
 	}
 	var c controllerSettings
 	var err error
-	if c.resyncPeriod, err = pick("syncPeriodSeconds", s.SyncPeriodSeconds, defaultSyncPeriod); err != nil {
+	if c.resyncPeriod, err = check("syncPeriodSeconds", s.SyncPeriodSeconds); err != nil {
 		return c, err
 	}
-	if c.tolerance, err = pick("tolerance", s.Tolerance, defaultTolerance); err != nil {
+	if c.tolerance, err = check("tolerance", s.Tolerance); err != nil {
 		return c, err
 	}
-	if c.cpuInitializationPeriod, err = pick("cpuInitializationPeriodSeconds", s.CPUInitializationPeriodSeconds, defaultCPUInitializationPeriod); err != nil {
+	if c.cpuInitializationPeriod, err = check("cpuInitializationPeriodSeconds", s.CPUInitializationPeriodSeconds); err != nil {
 		return c, err
 	}
-	if c.delayOfInitialReadinessStatus, err = pick("initialReadinessDelaySeconds", s.InitialReadinessDelaySeconds, defaultInitialReadinessDelay); err != nil {
+	if c.delayOfInitialReadinessStatus, err = check("initialReadinessDelaySeconds", s.InitialReadinessDelaySeconds); err != nil {
 		return c, err
 	}
-	if c.downscaleStabilisationWindow, err = pick("downscaleStabilizationSeconds", s.DownscaleStabilizationSeconds, defaultDownscaleStabilization); err != nil {
+	if c.downscaleStabilisationWindow, err = check("downscaleStabilizationSeconds", s.DownscaleStabilizationSeconds); err != nil {
 		return c, err
 	}
-	if c.scaleUpLimitFactor, err = pick("scaleUpLimitFactor", s.ScaleUpLimitFactor, defaultScaleUpLimitFactor); err != nil {
+	if c.scaleUpLimitFactor, err = check("scaleUpLimitFactor", s.ScaleUpLimitFactor); err != nil {
 		return c, err
 	}
-	if c.scaleUpLimitMinimum, err = pick("scaleUpLimitMinimum", s.ScaleUpLimitMinimum, defaultScaleUpLimitMinimum); err != nil {
+	if c.scaleUpLimitMinimum, err = check("scaleUpLimitMinimum", s.ScaleUpLimitMinimum); err != nil {
 		return c, err
 	}
 	return c, nil
 }
 
-func (m *memoryMsg) toController() podautoscaler.HPAAdapterMemory {
+func toController(m *protocol.Memory) podautoscaler.HPAAdapterMemory {
 	out := podautoscaler.HPAAdapterMemory{
 		// A non-null memory means the controller has seen the HPA: no recommendations is
 		// "seen, nothing recorded", never "never seen".
@@ -322,7 +350,7 @@ func (m *memoryMsg) toController() podautoscaler.HPAAdapterMemory {
 	for _, r := range m.Recommendations {
 		out.Recommendations = append(out.Recommendations, podautoscaler.HPAAdapterRecommendation{Replicas: r.Replicas, Time: r.Time})
 	}
-	events := func(in []scaleEventMsg) []podautoscaler.HPAAdapterScaleEvent {
+	events := func(in []protocol.ScaleEvent) []podautoscaler.HPAAdapterScaleEvent {
 		if in == nil {
 			return nil
 		}
@@ -337,6 +365,9 @@ func (m *memoryMsg) toController() podautoscaler.HPAAdapterMemory {
 	return out
 }
 
+// gatesAtStart holds the value each gate had before a case of this process first changed it.
+var gatesAtStart = map[string]bool{}
+
 // applyFeatureGates sets the requested gates that this Kubernetes knows and returns the values
 // actually in effect for them. Disabling a gate also disables the gates that depend on it unless
 // they were requested too (kube-controller-manager refuses a dependent gate left enabled, e.g.
@@ -345,6 +376,13 @@ func (m *memoryMsg) toController() podautoscaler.HPAAdapterMemory {
 // this release are left out of the answer, so the harness sees the difference and skips the case.
 func applyFeatureGates(requested map[string]bool, logw io.Writer) map[string]bool {
 	gate := utilfeature.DefaultMutableFeatureGate
+	// A process serving many cases starts each from the gates it started with: put back every
+	// gate an earlier case changed.
+	if len(gatesAtStart) > 0 {
+		if err := gate.SetFromMap(gatesAtStart); err != nil {
+			fmt.Fprintf(logw, "restoring feature gates: %s\n", oneLine(err.Error()))
+		}
+	}
 	known := gate.GetAll()
 	deps := gate.Dependencies()
 	var names []string
@@ -402,6 +440,11 @@ func applyFeatureGates(requested map[string]bool, logw io.Writer) map[string]boo
 		}
 	}
 	before := current(all)
+	for k, v := range before {
+		if _, kept := gatesAtStart[k]; !kept {
+			gatesAtStart[k] = v
+		}
+	}
 	if err := gate.SetFromMap(all); err != nil {
 		// SetFromMap remembers refused values and would re-apply them on every later call:
 		// put back the values in effect, then set the gates one at a time.

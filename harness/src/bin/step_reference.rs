@@ -11,7 +11,10 @@
 //! `--stderr-noise` (writes characters that are not valid XML to stderr first), `--long-garbage-at
 //! T` (a long line of words that is not JSON), `--levels L,…` / `--features F,…` (what hello
 //! declares), `--no-memory-seeding`, `--replicas-only` (answers every status without conditions,
-//! current metrics or events, like an implementation that only decides replica counts).
+//! current metrics or events, like an implementation that only decides replica counts),
+//! `--many-cases` (declares `manyCases` in hello and serves cases until `stop`; without it an
+//! `end` is a protocol error, as for an implementation written before `end` existed),
+//! `--log-cases FILE` (appends `PID CASE` to FILE at each `start`).
 
 use std::io::{BufRead, Write};
 
@@ -56,6 +59,8 @@ fn main() {
     let features = list("--features");
     let memory_seeding = !args.iter().any(|a| a == "--no-memory-seeding");
     let replicas_only = args.iter().any(|a| a == "--replicas-only");
+    let many_cases = args.iter().any(|a| a == "--many-cases");
+    let log_cases = flag(&args, "--log-cases");
     if args.iter().any(|a| a == "--sleep-forever") {
         loop {
             std::thread::sleep(std::time::Duration::from_secs(3600));
@@ -107,7 +112,25 @@ fn main() {
                 }
                 return;
             }
+            ToImplementation::End(end) if many_cases => {
+                session = None;
+                FromImplementation::Ended(hpa_harness::protocol::Ended {
+                    case: Some(end.case),
+                })
+            }
+            ToImplementation::End(_) => {
+                eprintln!("hpa-step-reference: unknown message kind \"end\"");
+                std::process::exit(2);
+            }
             ToImplementation::Start(start) => {
+                if let Some(file) = &log_cases {
+                    use std::io::Write as _;
+                    let _ = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(file)
+                        .and_then(|mut f| writeln!(f, "{} {}", std::process::id(), start.case));
+                }
                 let mut gates = start.feature_gates.clone();
                 if let Some((k, v)) = &fixed {
                     gates.insert(k.clone(), *v);
@@ -137,6 +160,7 @@ fn main() {
                     memory_seeding,
                     levels: levels.clone(),
                     features: features.clone(),
+                    many_cases,
                 })
             }
             ToImplementation::Tick(tick) => {

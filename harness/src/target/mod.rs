@@ -98,8 +98,9 @@ pub trait Session {
     }
 }
 
-/// An implementation under test.
-pub trait Target {
+/// An implementation under test. Shared by the threads of a parallel run (`--jobs`): each
+/// session stays on the thread that started it.
+pub trait Target: Send + Sync {
     /// A short name for reports, e.g. `core`.
     fn name(&self) -> String;
     /// Which gates it can run with.

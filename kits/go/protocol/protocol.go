@@ -1,6 +1,6 @@
 // Package protocol holds the step protocol's messages (harness/PROTOCOL.md in hpa-conformance)
-// as Go types: what the harness sends (Start, Tick, Stop) and what an implementation answers
-// (Hello, Result). Unknown fields are ignored when decoding, as the protocol asks.
+// as Go types: what the harness sends (Start, Tick, End, Stop) and what an implementation answers
+// (Hello, Result, Ended). Unknown fields are ignored when decoding, as the protocol asks.
 package protocol
 
 import (
@@ -52,7 +52,8 @@ type Start struct {
 }
 
 // Settings are kube-controller-manager's --horizontal-pod-autoscaler-* flags, plus the
-// no-behavior scale-up limit max(factor × current, minimum).
+// no-behavior scale-up limit max(factor × current, minimum). A field absent from the message
+// takes kube-controller-manager's default (DefaultSettings).
 type Settings struct {
 	SyncPeriodSeconds              float64 `json:"syncPeriodSeconds"`
 	Tolerance                      float64 `json:"tolerance"`
@@ -61,6 +62,29 @@ type Settings struct {
 	DownscaleStabilizationSeconds  float64 `json:"downscaleStabilizationSeconds"`
 	ScaleUpLimitFactor             float64 `json:"scaleUpLimitFactor"`
 	ScaleUpLimitMinimum            float64 `json:"scaleUpLimitMinimum"`
+}
+
+// DefaultSettings are kube-controller-manager's defaults, and upstream's package variables for
+// the scale-up limit (factor 2, minimum 4).
+var DefaultSettings = Settings{
+	SyncPeriodSeconds:              15,
+	Tolerance:                      0.1,
+	CPUInitializationPeriodSeconds: 300,
+	InitialReadinessDelaySeconds:   30,
+	DownscaleStabilizationSeconds:  300,
+	ScaleUpLimitFactor:             2,
+	ScaleUpLimitMinimum:            4,
+}
+
+// UnmarshalJSON reads the settings, absent fields taking DefaultSettings' values.
+func (s *Settings) UnmarshalJSON(data []byte) error {
+	type plain Settings
+	v := plain(DefaultSettings)
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*s = Settings(v)
+	return nil
 }
 
 // Seconds turns a settings value into a duration.
@@ -88,6 +112,9 @@ type Recommendation struct {
 type ScaleEvent struct {
 	Change int32     `json:"change"`
 	Time   time.Time `json:"time"`
+	// Outdated marks an event upstream's controller has marked outdated (only in memories that
+	// reproduce its unit tests).
+	Outdated bool `json:"outdated,omitempty"`
 }
 
 // Implementation says who answers.
@@ -105,6 +132,20 @@ type Hello struct {
 	MemorySeeding  bool            `json:"memorySeeding"`
 	Levels         []string        `json:"levels,omitempty"`
 	Features       []string        `json:"features"`
+	// ManyCases: the process serves cases in sequence until stop, answering End with Ended.
+	ManyCases bool `json:"manyCases,omitempty"`
+}
+
+// End ends a case on a process that declared ManyCases; the next case's Start may follow.
+type End struct {
+	Kind string `json:"kind"`
+	Case string `json:"case"`
+}
+
+// Ended answers End: nothing of the case is left.
+type Ended struct {
+	Kind string `json:"kind"`
+	Case string `json:"case,omitempty"`
 }
 
 // Tick is one tick of the world.

@@ -40,6 +40,8 @@ func (implementation) Start(start *protocol.Start) (kit.Session, kit.Info, error
 		// levels replicas/status/full, features behavior/containerResource/memorySeeding.
 		Levels:   []string{protocol.LevelReplicas},
 		Features: nil,
+		// Everything of a case lives in its session: one process may serve many cases.
+		ManyCases: true,
 	}, nil
 }
 

@@ -1,5 +1,7 @@
 //! `exec:<command>`: any HPA implementation that speaks the step protocol (`harness/PROTOCOL.md`)
-//! on its stdin/stdout. One process per case, the leader of its own process group.
+//! on its stdin/stdout. One process per case, the leader of its own process group — or, for an
+//! implementation that declares `manyCases` in `hello`, one process for many cases in sequence
+//! (`end`/`ended` between them), kept in the target's pool while idle.
 //!
 //! Nothing the implementation does can hang or crash the harness: every write and every read
 //! has the step timeout ([`pipes`] serve them on threads), an answer line is at most
@@ -14,6 +16,7 @@ pub mod pipes;
 pub mod process;
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hpa_reference::{Event, EventType, Settings};
@@ -22,7 +25,7 @@ use super::{GateSupport, Session, Target, TargetError, TickOutcome, seeded_memor
 use crate::case::Case;
 use crate::profile::Profile;
 use crate::protocol::{
-    FromImplementation, PROTOCOL_VERSION, ProtocolMemory, ProtocolSettings, Start, Tick,
+    End, FromImplementation, PROTOCOL_VERSION, ProtocolMemory, ProtocolSettings, Start, Tick,
     ToImplementation,
 };
 use crate::text::{clip, quote};
@@ -81,11 +84,29 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
-/// An implementation run as a process per case.
-#[derive(Debug, Clone)]
+/// An implementation run as a process per case — or, when it declares `manyCases` in `hello`,
+/// a process kept between cases: after a case's last tick it gets `end`, answers `ended`, and
+/// waits idle in the target's pool for the next case's `start`. A process that failed its case
+/// is never reused; the next case starts a fresh one.
+#[derive(Debug)]
 pub struct ExecTarget {
     command: Vec<String>,
     timeout: Duration,
+    /// Processes that declared `manyCases` and finished a case cleanly, waiting for the next.
+    idle: Pool,
+}
+
+type Pool = Arc<Mutex<Vec<Live>>>;
+
+impl Clone for ExecTarget {
+    /// The same command and timeout, with a pool of its own.
+    fn clone(&self) -> Self {
+        ExecTarget {
+            command: self.command.clone(),
+            timeout: self.timeout,
+            idle: Pool::default(),
+        }
+    }
 }
 
 impl ExecTarget {
@@ -98,7 +119,52 @@ impl ExecTarget {
         Ok(ExecTarget {
             command: split_command(command)?,
             timeout,
+            idle: Pool::default(),
         })
+    }
+
+    /// How many processes are idle in the pool (kept after a case for the next one).
+    pub fn idle_processes(&self) -> usize {
+        self.idle.lock().map(|p| p.len()).unwrap_or_default()
+    }
+
+    /// Starts a fresh process.
+    fn spawn(&self) -> Result<Live, TargetError> {
+        let (process, pipes) =
+            Process::spawn(&self.command[0], &self.command[1..]).map_err(|e| {
+                TargetError::failed(format!("cannot start {}: {e}", quote(&self.command[0])))
+            })?;
+        Ok(Live {
+            process,
+            writer: Writer::spawn(pipes.stdin),
+            lines: pipes::spawn_line_reader(pipes.stdout, MAX_LINE_BYTES),
+            stderr: pipes::spawn_stderr_tail(pipes.stderr, STDERR_TAIL_BYTES),
+            timeout: self.timeout,
+            stopped: false,
+        })
+    }
+
+    /// An idle process from the pool, if one is there.
+    fn take_idle(&self) -> Option<Live> {
+        self.idle.lock().ok().and_then(|mut p| p.pop())
+    }
+}
+
+impl Drop for ExecTarget {
+    /// Idle processes get `stop`, a second to exit, and their groups are killed. Their exit
+    /// status is no case's: it is not judged.
+    fn drop(&mut self) {
+        let idle: Vec<Live> = self
+            .idle
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default();
+        for mut live in idle {
+            let _ = live.writer.write(b"{\"kind\":\"stop\"}\n".to_vec());
+            live.writer.close();
+            live.stopped = true;
+        }
+        // Dropping each `Live` waits for its exit (up to a second) and kills its group.
     }
 }
 
@@ -138,21 +204,36 @@ fn wait_for<T>(process: &mut Process, rx: &Receiver<T>, timeout: Duration) -> Wa
     }
 }
 
-struct ExecSession {
+/// A running implementation process and its pipes.
+#[derive(Debug)]
+struct Live {
     process: Process,
     writer: Writer,
     lines: Receiver<Line>,
     stderr: StderrTail,
     timeout: Duration,
-    /// `stop` was sent and the exit dealt with.
-    finished: bool,
-    /// The highest conformance level `hello` declared.
-    highest: Profile,
-    /// `name version` from `hello`.
-    who: Option<String>,
+    /// `stop` was sent (or the group killed): on drop, only the wait and the kill remain.
+    stopped: bool,
 }
 
-impl ExecSession {
+impl Drop for Live {
+    fn drop(&mut self) {
+        if !self.stopped {
+            // A case that ended early (failed or skipped), or an idle process: a short chance
+            // to exit, then the kill.
+            self.stopped = true;
+            let _ = self.writer.write(b"{\"kind\":\"stop\"}\n".to_vec());
+            self.writer.close();
+        }
+        if !self.process.has_exited() {
+            self.process
+                .wait_exit(self.timeout.min(Duration::from_secs(1)));
+        }
+        self.process.kill_group();
+    }
+}
+
+impl Live {
     /// The tail of stderr, once the (killed) process group's last words are in.
     fn stderr_tail(&self) -> String {
         self.stderr.settle(STDERR_GRACE);
@@ -171,6 +252,7 @@ impl ExecSession {
             .exit_status()
             .map(|s| format!(" ({s})"))
             .unwrap_or_default();
+        self.stopped = true;
         self.process.kill_group();
         let tail = self.stderr_tail();
         let tail = if tail.is_empty() {
@@ -263,7 +345,7 @@ impl ExecSession {
     /// Sends `stop` and waits up to the step timeout for the exit; then kills the group. The
     /// error says what happened instead of an exit with status 0.
     fn stop(&mut self) -> Result<(), String> {
-        self.finished = true;
+        self.stopped = true;
         let sent = self.writer.write(b"{\"kind\":\"stop\"}\n".to_vec());
         self.writer.close();
         let exited = self.process.wait_exit(self.timeout);
@@ -279,33 +361,98 @@ impl ExecSession {
             )),
         }
     }
+
+    /// Sends `end` for `case` and waits for `ended` (an implementation that declared
+    /// `manyCases`): the process may then serve another case.
+    fn end(&mut self, case: &str) -> Result<(), TargetError> {
+        let at = "at end";
+        self.send(
+            at,
+            &ToImplementation::End(End {
+                case: case.to_string(),
+            }),
+        )?;
+        match self.receive(at)? {
+            FromImplementation::Ended(e) if e.case.as_deref().is_none_or(|c| c == case) => Ok(()),
+            FromImplementation::Ended(e) => Err(self.fail(
+                at,
+                format!(
+                    "answered ended for case {} instead of {}",
+                    quote(e.case.as_deref().unwrap_or_default()),
+                    quote(case)
+                ),
+            )),
+            FromImplementation::Hello(_) => Err(self.fail(at, "answered hello to end".into())),
+            FromImplementation::Result(_) => Err(self.fail(at, "answered a result to end".into())),
+        }
+    }
+}
+
+struct ExecSession {
+    /// The process (taken back into the pool when the case ended cleanly).
+    live: Option<Live>,
+    /// The case's name (for `end`).
+    case: String,
+    /// `hello` declared `manyCases`: the process goes back to `pool` after `end`.
+    many_cases: bool,
+    pool: Pool,
+    /// The case is over (finished, or failed and the process killed).
+    finished: bool,
+    /// A tick was sent: a case dropped after that without `finish` ended in a failure (e.g. an
+    /// answer the world refused), and its process is not kept.
+    ticked: bool,
+    /// The highest conformance level `hello` declared.
+    highest: Profile,
+    /// `name version` from `hello`.
+    who: Option<String>,
+}
+
+impl ExecSession {
+    fn live(&mut self) -> Result<&mut Live, TargetError> {
+        self.live
+            .as_mut()
+            .ok_or_else(|| TargetError::failed("the implementation's process is gone"))
+    }
+
+    /// Ends the case on a process kept for more: `end`, `ended`, back into the pool.
+    fn end_and_keep(&mut self) -> Result<(), TargetError> {
+        let case = self.case.clone();
+        self.live()?.end(&case)?;
+        if let (Some(live), Ok(mut pool)) = (self.live.take(), self.pool.lock()) {
+            pool.push(live);
+        }
+        Ok(())
+    }
 }
 
 impl Drop for ExecSession {
     fn drop(&mut self) {
-        if !self.finished {
-            // A case that ended early (failed or skipped): a short chance to exit, then the kill.
+        if !self.finished
+            && !self.ticked
+            && self.many_cases
+            && self.live.as_ref().is_some_and(|l| !l.stopped)
+        {
+            // A case skipped after hello: the process may still serve others.
             self.finished = true;
-            let _ = self.writer.write(b"{\"kind\":\"stop\"}\n".to_vec());
-            self.writer.close();
-            self.process
-                .wait_exit(self.timeout.min(Duration::from_secs(1)));
+            let _ = self.end_and_keep();
         }
-        self.process.kill_group();
+        // Otherwise dropping `live` sends `stop`, gives it a second and kills its group.
     }
 }
 
 impl Session for ExecSession {
     fn tick(&mut self, snapshot: &Snapshot) -> Result<TickOutcome, TargetError> {
         let at = format!("at t={}", snapshot.t);
-        self.send(
+        self.ticked = true;
+        let live = self.live()?;
+        live.send(
             &at,
             &ToImplementation::Tick(Box::new(Tick::from_snapshot(snapshot))),
         )?;
-        match self.receive(&at)? {
+        match live.receive(&at)? {
             FromImplementation::Result(r) => {
                 if r.t != snapshot.t {
-                    return Err(self.fail(&at, format!("answered for t={} instead", r.t)));
+                    return Err(live.fail(&at, format!("answered for t={} instead", r.t)));
                 }
                 let mut events = Vec::new();
                 for e in r.events {
@@ -313,7 +460,7 @@ impl Session for ExecSession {
                         "Normal" => EventType::Normal,
                         "Warning" => EventType::Warning,
                         other => {
-                            return Err(self.fail(
+                            return Err(live.fail(
                                 &at,
                                 format!(
                                     "event type {} is neither Normal nor Warning",
@@ -335,12 +482,17 @@ impl Session for ExecSession {
                     explanation: None,
                 })
             }
-            FromImplementation::Hello(_) => Err(self.fail(&at, "answered hello to a tick".into())),
+            FromImplementation::Hello(_) => Err(live.fail(&at, "answered hello to a tick".into())),
+            FromImplementation::Ended(_) => Err(live.fail(&at, "answered ended to a tick".into())),
         }
     }
 
     fn finish(&mut self) -> Result<(), TargetError> {
-        self.stop().map_err(TargetError::failed)
+        self.finished = true;
+        if self.many_cases {
+            return self.end_and_keep();
+        }
+        self.live()?.stop().map_err(TargetError::failed)
     }
 
     fn highest_level(&self) -> Profile {
@@ -352,7 +504,7 @@ impl Session for ExecSession {
     }
 
     fn diagnostics(&self) -> Option<String> {
-        let tail = self.stderr.text(STDERR_LINES);
+        let tail = self.live.as_ref()?.stderr.text(STDERR_LINES);
         (!tail.is_empty()).then_some(tail)
     }
 }
@@ -367,97 +519,109 @@ impl Target for ExecTarget {
     }
 
     fn start(&self, case: &Case, settings: &Settings) -> Result<Box<dyn Session>, TargetError> {
-        let (process, pipes) =
-            Process::spawn(&self.command[0], &self.command[1..]).map_err(|e| {
-                TargetError::failed(format!("cannot start {}: {e}", quote(&self.command[0])))
-            })?;
-        let mut session = ExecSession {
-            process,
-            writer: Writer::spawn(pipes.stdin),
-            lines: pipes::spawn_line_reader(pipes.stdout, MAX_LINE_BYTES),
-            stderr: pipes::spawn_stderr_tail(pipes.stderr, STDERR_TAIL_BYTES),
-            timeout: self.timeout,
-            finished: false,
-            highest: Profile::Full,
-            who: None,
-        };
         let gates: std::collections::BTreeMap<String, bool> = settings
             .gates
             .iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect();
-        let memory = ProtocolMemory::from_memory(&seeded_memory(case));
-        session.send(
-            "at start",
-            &ToImplementation::Start(Start {
-                protocol: PROTOCOL_VERSION,
-                case: case.name().to_string(),
-                feature_gates: gates.clone(),
-                settings: ProtocolSettings::from_settings(settings),
-                memory,
-            }),
-        )?;
-        match session.receive("at start")? {
-            FromImplementation::Hello(h) => {
-                if h.protocol != PROTOCOL_VERSION {
-                    return Err(session.fail(
-                        "at start",
-                        format!(
-                            "speaks protocol {} (the harness speaks {PROTOCOL_VERSION})",
-                            h.protocol
-                        ),
-                    ));
-                }
-                // Only the gates the case uses matter; one hello does not report is not taken
-                // as agreement.
-                let mut differing = Vec::new();
-                let mut unreported = Vec::new();
-                for (k, used) in &case.gates {
-                    match h.feature_gates.get(k) {
-                        Some(have) if *have != used.value => {
-                            differing.push(format!("{k}={} (runs with {have})", used.value));
-                        }
-                        Some(_) => {}
-                        None => unreported.push(format!("{k}={} ({})", used.value, used.because)),
-                    }
-                }
-                let who = format!("{} {}", h.implementation.name, h.implementation.version);
-                if !differing.is_empty() {
-                    return Err(TargetError::skip(format!(
-                        "{who} cannot run with feature gates {}",
-                        differing.join(", ")
-                    )));
-                }
-                if !unreported.is_empty() {
-                    return Err(TargetError::skip(format!(
-                        "the case uses feature gates {}, which {who} does not report in hello",
-                        unreported.join(", ")
-                    )));
-                }
-                let declared = h.declared_features();
-                let missing: Vec<String> = case
-                    .features
-                    .iter()
-                    .filter(|(f, _)| !declared.contains(f))
-                    .map(|(f, at)| format!("{f} (it sets {at})"))
-                    .collect();
-                if !missing.is_empty() {
-                    return Err(TargetError::skip(format!(
-                        "the case needs {}, which {who} does not declare in hello (features, memorySeeding)",
-                        missing.join(", ")
-                    )));
-                }
-                session.who = Some(who.clone());
-                session.highest = match h.highest_level() {
-                    Ok(l) => l,
-                    Err(why) => return Err(session.fail("at start", why)),
-                };
-                Ok(Box::new(session))
+        let start = ToImplementation::Start(Start {
+            protocol: PROTOCOL_VERSION,
+            case: case.name().to_string(),
+            feature_gates: gates,
+            settings: ProtocolSettings::from_settings(settings),
+            memory: ProtocolMemory::from_memory(&seeded_memory(case)),
+        });
+        // A kept process that cannot take this `start` (it died while idle) is replaced by a
+        // fresh one: that is no failure of this case.
+        let (mut live, hello) = loop {
+            let (mut live, kept) = match self.take_idle() {
+                Some(live) => (live, true),
+                None => (self.spawn()?, false),
+            };
+            if kept {
+                live.stderr.clear();
             }
-            FromImplementation::Result(_) => {
-                Err(session.fail("at start", "answered a result to start".into()))
+            let answer = live
+                .send("at start", &start)
+                .and_then(|()| live.receive("at start"));
+            match answer {
+                Ok(FromImplementation::Hello(h)) => break (live, h),
+                Ok(FromImplementation::Result(_)) => {
+                    return Err(live.fail("at start", "answered a result to start".into()));
+                }
+                Ok(FromImplementation::Ended(_)) => {
+                    return Err(live.fail("at start", "answered ended to start".into()));
+                }
+                Err(_) if kept => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        if hello.protocol != PROTOCOL_VERSION {
+            return Err(live.fail(
+                "at start",
+                format!(
+                    "speaks protocol {} (the harness speaks {PROTOCOL_VERSION})",
+                    hello.protocol
+                ),
+            ));
+        }
+        let who = format!(
+            "{} {}",
+            hello.implementation.name, hello.implementation.version
+        );
+        let mut session = ExecSession {
+            live: Some(live),
+            case: case.name().to_string(),
+            many_cases: hello.many_cases,
+            pool: Arc::clone(&self.idle),
+            finished: false,
+            ticked: false,
+            highest: Profile::Full,
+            who: Some(who.clone()),
+        };
+        // Only the gates the case uses matter; one hello does not report is not taken as
+        // agreement. A skipped case's session is dropped: `stop`, or `end` when it is kept.
+        let mut differing = Vec::new();
+        let mut unreported = Vec::new();
+        for (k, used) in &case.gates {
+            match hello.feature_gates.get(k) {
+                Some(have) if *have != used.value => {
+                    differing.push(format!("{k}={} (runs with {have})", used.value));
+                }
+                Some(_) => {}
+                None => unreported.push(format!("{k}={} ({})", used.value, used.because)),
             }
         }
+        if !differing.is_empty() {
+            return Err(TargetError::skip(format!(
+                "{who} cannot run with feature gates {}",
+                differing.join(", ")
+            )));
+        }
+        if !unreported.is_empty() {
+            return Err(TargetError::skip(format!(
+                "the case uses feature gates {}, which {who} does not report in hello",
+                unreported.join(", ")
+            )));
+        }
+        let declared = hello.declared_features();
+        let missing: Vec<String> = case
+            .features
+            .iter()
+            .filter(|(f, _)| !declared.contains(f))
+            .map(|(f, at)| format!("{f} (it sets {at})"))
+            .collect();
+        if !missing.is_empty() {
+            return Err(TargetError::skip(format!(
+                "the case needs {}, which {who} does not declare in hello (features, memorySeeding)",
+                missing.join(", ")
+            )));
+        }
+        session.highest = match hello.highest_level() {
+            Ok(l) => l,
+            Err(why) => return Err(session.live()?.fail("at start", why)),
+        };
+        Ok(Box::new(session))
     }
 }
 

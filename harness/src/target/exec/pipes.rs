@@ -83,6 +83,13 @@ impl StderrTail {
         }
     }
 
+    /// Forgets what was kept (a process kept for another case starts its diagnostics afresh).
+    pub fn clear(&self) {
+        if let Ok(mut t) = self.bytes.lock() {
+            t.clear();
+        }
+    }
+
     /// The last lines, as text (at most `max_lines`).
     pub fn text(&self, max_lines: usize) -> String {
         tail_text(&self.bytes, max_lines)
