@@ -12,7 +12,7 @@ use k8s_openapi::api::autoscaling::v2::{
     HorizontalPodAutoscalerStatus, MetricStatus,
 };
 
-use crate::calculator::{CalcContext, Reasoning, Tolerances};
+use crate::calculator::{CalcContext, PodOrder, Reasoning, Tolerances, sorted_index};
 use crate::conditions::{
     ABLE_TO_SCALE, SCALED_TO_ZERO, SCALING_ACTIVE, SCALING_LIMITED, is_true, kube_time,
     remove_condition, set_condition,
@@ -440,6 +440,15 @@ pub fn decide_with(
         let mut metric_desired = 0;
         if failure.is_none() {
             let tolerances = tolerances_for(behavior.as_ref(), settings);
+            // The pods by name, shared by all metrics: as listed when sorted (the usual case).
+            let pod_index;
+            let pod_order = match PodOrder::of(obs.pods) {
+                Some(order) => order,
+                None => {
+                    pod_index = sorted_index(obs.pods);
+                    PodOrder::Indexed(&pod_index)
+                }
+            };
             let ctx = CalcContext {
                 now,
                 namespace: &namespace,
@@ -448,7 +457,7 @@ pub fn decide_with(
                 cpu_initialization_period: settings.cpu_initialization_period,
                 initial_readiness_delay: settings.initial_readiness_delay,
                 pod_level_resources: gates.pod_level_resources,
-                pods_sorted: Some(obs.pods.windows(2).all(|w| w[0].name < w[1].name)),
+                pod_order,
             };
             let mut statuses = vec![MetricStatus::default(); metrics_spec.len()];
             let mut invalid = 0usize;

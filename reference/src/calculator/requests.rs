@@ -1,7 +1,5 @@
 //! Resource requests per pod (upstream's `calculateRequests`): the denominator of utilization.
 
-use std::collections::BTreeMap;
-
 use crate::view::PodView;
 
 /// A pod lacks the request utilization needs.
@@ -27,61 +25,47 @@ pub enum RequestError {
     },
 }
 
-/// The request for `resource` of every pod in `pods` (ignored pods included, as upstream does),
-/// by pod name. With `container`, only that container's request counts; otherwise pod-level
+/// The request for `resource` of one pod (upstream's `calculateRequests` checks every pod, ignored
+/// ones included). With `container`, only that container's request counts; otherwise pod-level
 /// requests when `pod_level_resources` is on and they are set, else the sum over containers and
 /// restartable init containers (sidecars).
-pub fn pod_requests<'a>(
-    pods: &'a [PodView],
+pub fn pod_request(
+    pod: &PodView,
     container: Option<&str>,
     resource: &str,
     pod_level_resources: bool,
-) -> Result<BTreeMap<&'a str, i64>, RequestError> {
-    let mut out = Vec::with_capacity(pods.len());
-    for pod in pods {
-        let request = match container {
-            Some(name) => {
-                let c = pod
-                    .containers
-                    .iter()
-                    .find(|c| c.name == name)
-                    .ok_or_else(|| RequestError::ContainerNotFound {
-                        container: name.to_string(),
-                        pod: pod.name.clone(),
-                    })?;
-                c.get(resource)
-                    .ok_or_else(|| RequestError::MissingRequest {
-                        resource: resource.to_string(),
-                        container: c.name.clone(),
-                        pod: pod.name.clone(),
-                    })?
+) -> Result<i64, RequestError> {
+    let missing = |c: &str| RequestError::MissingRequest {
+        resource: resource.to_string(),
+        container: c.to_string(),
+        pod: pod.name.clone(),
+    };
+    match container {
+        Some(name) => {
+            let c = pod
+                .containers
+                .iter()
+                .find(|c| c.name == name)
+                .ok_or_else(|| RequestError::ContainerNotFound {
+                    container: name.to_string(),
+                    pod: pod.name.clone(),
+                })?;
+            c.get(resource).ok_or_else(|| missing(&c.name))
+        }
+        None => {
+            let pod_level = pod
+                .pod_requests
+                .as_ref()
+                .filter(|_| pod_level_resources)
+                .and_then(|reqs| reqs.iter().find(|(r, _)| r == resource).map(|(_, v)| *v));
+            if let Some(v) = pod_level {
+                return Ok(v);
             }
-            None => {
-                let pod_level = pod
-                    .pod_requests
-                    .as_ref()
-                    .filter(|_| pod_level_resources)
-                    .and_then(|reqs| reqs.iter().find(|(r, _)| r == resource).map(|(_, v)| *v));
-                match pod_level {
-                    Some(v) => v,
-                    None => {
-                        let mut sum = 0i64;
-                        for c in pod.containers.iter().chain(pod.sidecars.iter()) {
-                            sum = sum.saturating_add(c.get(resource).ok_or_else(|| {
-                                RequestError::MissingRequest {
-                                    resource: resource.to_string(),
-                                    container: c.name.clone(),
-                                    pod: pod.name.clone(),
-                                }
-                            })?);
-                        }
-                        sum
-                    }
-                }
+            let mut sum = 0i64;
+            for c in pod.containers.iter().chain(pod.sidecars.iter()) {
+                sum = sum.saturating_add(c.get(resource).ok_or_else(|| missing(&c.name))?);
             }
-        };
-        out.push((pod.name.as_str(), request));
+            Ok(sum)
+        }
     }
-    // Built in one go (sorting once) rather than by repeated inserts.
-    Ok(out.into_iter().collect())
 }
