@@ -14,6 +14,7 @@ if ! command -v valgrind >/dev/null 2>&1; then
     $sudo apt-get install -y -qq --no-install-recommends valgrind >/dev/null
 fi
 bin="$(cargo bench -p hpa-harness --bench corpus --no-run --message-format=json 2>/dev/null \
+    | grep '"kind":\["bench"\]' | grep '"name":"corpus"' \
     | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)"
 [[ -x "$bin" ]] || { echo "callgrind: the bench binary was not built" >&2; exit 1; }
 count() {
