@@ -71,7 +71,42 @@ const METRIC_KINDS: [&str; 9] = [
     "container-cpu",
 ];
 
-fn metric_spec(kind: &str, rng: &mut Rng) -> (Value, String) {
+fn metric_spec(kind: &str, rng: &mut Rng, edge: bool) -> (Value, String) {
+    let (mut spec, key) = plain_metric_spec(kind, rng);
+    if edge {
+        // The target's quantity in another form of the same value, and a selector on External
+        // metrics (nil, labels, expressions).
+        for source in [
+            "resource",
+            "containerResource",
+            "pods",
+            "object",
+            "external",
+        ] {
+            let Some(target) = spec.get_mut(source).and_then(|s| s.get_mut("target")) else {
+                continue;
+            };
+            for field in ["averageValue", "value"] {
+                if let Some(q) = target.get(field).and_then(Value::as_str)
+                    && let Ok(milli) = hpa_reference::quantity::parse_milli(q)
+                {
+                    target[field] = json!(crate::edges::quantity(milli, rng));
+                }
+            }
+        }
+        if let Some(selector) = spec
+            .get("external")
+            .is_some()
+            .then(|| crate::edges::external_selector(rng))
+            .flatten()
+        {
+            spec["external"]["metric"]["selector"] = selector;
+        }
+    }
+    (spec, key)
+}
+
+fn plain_metric_spec(kind: &str, rng: &mut Rng) -> (Value, String) {
     let util = rng.range(20, 120);
     match kind {
         "cpu-utilization" => (
@@ -113,7 +148,20 @@ fn metric_spec(kind: &str, rng: &mut Rng) -> (Value, String) {
     }
 }
 
-fn random_load(key: &str, kind: &str, rng: &mut Rng) -> Load {
+fn random_load(key: &str, kind: &str, rng: &mut Rng, edge: bool) -> Load {
+    let mut l = plain_random_load(key, kind, rng);
+    if edge && key == "cpu" && rng.chance(0.3) {
+        // Usage large enough that a 1m request's utilization percent leaves int32.
+        l = Load {
+            metric: key.to_string(),
+            per_pod: Some(crate::edges::quantity(rng.range(0, 300_000_000), rng)),
+            ..Load::default()
+        };
+    }
+    l
+}
+
+fn plain_random_load(key: &str, kind: &str, rng: &mut Rng) -> Load {
     let mut l = Load {
         metric: key.to_string(),
         ..Load::default()
@@ -151,7 +199,7 @@ fn random_load(key: &str, kind: &str, rng: &mut Rng) -> Load {
     l
 }
 
-fn random_rules(rng: &mut Rng) -> Value {
+fn random_rules(rng: &mut Rng, edge: bool) -> Value {
     let mut rules = serde_json::Map::new();
     if rng.chance(0.5) {
         rules.insert(
@@ -168,7 +216,9 @@ fn random_rules(rng: &mut Rng) -> Value {
     if rng.chance(0.8) {
         let policies: Vec<Value> = (0..rng.range(1, 2))
             .map(|_| {
-                if rng.chance(0.5) {
+                if edge && rng.chance(0.3) {
+                    json!({"type": *rng.pick(&["Pods", "Percent"]), "value": crate::edges::extreme_policy_value(rng), "periodSeconds": rng.range(1, 20) * 15})
+                } else if rng.chance(0.5) {
                     json!({"type": "Pods", "value": rng.range(1, 10), "periodSeconds": rng.range(1, 20) * 15})
                 } else {
                     let value = if rng.chance(0.7) { rng.range(5, 90) } else { rng.range(90, 300) };
@@ -178,7 +228,9 @@ fn random_rules(rng: &mut Rng) -> Value {
             .collect();
         rules.insert("policies".into(), Value::Array(policies));
     }
-    if rng.chance(0.2) {
+    if edge && rng.chance(0.5) {
+        rules.insert("tolerance".into(), json!(crate::edges::tolerance(rng).0));
+    } else if rng.chance(0.2) {
         rules.insert(
             "tolerance".into(),
             json!(rng.pick(&["0", "0.05", "0.2", "50m"])),
@@ -189,13 +241,15 @@ fn random_rules(rng: &mut Rng) -> Value {
 
 /// A random, valid scenario.
 pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
+    // About a third of the scenarios draw edge values (crate::edges).
+    let edge = rng.chance(0.35);
     let count = rng.range(1, 3) as usize;
     let mut kinds: Vec<&str> = Vec::new();
     let mut keys: Vec<String> = Vec::new();
     let mut metrics = Vec::new();
     while kinds.len() < count {
         let kind = *rng.pick(&METRIC_KINDS);
-        let (spec, key) = metric_spec(kind, rng);
+        let (spec, key) = metric_spec(kind, rng, edge);
         if keys.contains(&key) {
             continue;
         }
@@ -222,14 +276,31 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
         _ => {
             let mut b = serde_json::Map::new();
             if rng.chance(0.7) {
-                b.insert("scaleUp".into(), random_rules(rng));
+                b.insert("scaleUp".into(), random_rules(rng, edge));
             }
             if rng.chance(0.7) {
-                b.insert("scaleDown".into(), random_rules(rng));
+                b.insert("scaleDown".into(), random_rules(rng, edge));
             }
             spec["behavior"] = Value::Object(b);
         }
     }
+    // A Pods metric exactly on a tolerance band's edge, the tolerance in any form.
+    let band_edge = (edge && kinds[0] == "pods" && rng.chance(0.6)).then(|| {
+        let (text, k) = crate::edges::tolerance(rng);
+        let up = rng.chance(0.5);
+        let (target, usage) = crate::edges::on_band_edge(k, up, rng);
+        let direction = if up { "scaleUp" } else { "scaleDown" };
+        if !spec["behavior"].is_object() {
+            spec["behavior"] = json!({});
+        }
+        if !spec["behavior"][direction].is_object() {
+            spec["behavior"][direction] = json!({});
+        }
+        spec["behavior"][direction]["tolerance"] = json!(text);
+        spec["metrics"][0]["pods"]["target"]["averageValue"] =
+            json!(crate::edges::quantity(target, rng));
+        crate::edges::quantity(usage, rng)
+    });
     let hpa = serde_json::from_value(json!({
         "apiVersion": "autoscaling/v2",
         "kind": "HorizontalPodAutoscaler",
@@ -238,10 +309,20 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
     }))
     .expect("generated HPA is well-formed");
 
+    // Edge scenarios: a tiny CPU request (utilization's int32 percent can wrap), requests in
+    // other forms, and pods mixing pod-level and container-level requests across resources.
+    let app_cpu = if edge && rng.chance(0.3) { 1 } else { 500 };
+    let render = |milli: i64, rng: &mut Rng| {
+        if edge {
+            crate::edges::quantity(milli, rng)
+        } else {
+            format!("{milli}m")
+        }
+    };
     let mut containers = vec![Container {
         name: "app".into(),
         requests: [
-            ("cpu".to_string(), "500m".to_string()),
+            ("cpu".to_string(), render(app_cpu, rng)),
             ("memory".to_string(), "256Mi".to_string()),
         ]
         .into(),
@@ -250,19 +331,51 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
         containers.push(Container {
             name: "proxy".into(),
             requests: [
-                ("cpu".to_string(), "100m".to_string()),
+                ("cpu".to_string(), render(100, rng)),
                 ("memory".to_string(), "64Mi".to_string()),
             ]
             .into(),
         });
     }
+    let pod_requests = (edge && rng.chance(0.3)).then(|| {
+        let resource = *rng.pick(&["cpu", "memory"]);
+        let other = if resource == "cpu" { "memory" } else { "cpu" };
+        // The last container drops its request for the other resource.
+        if let Some(c) = containers.last_mut()
+            && rng.chance(0.6)
+        {
+            c.requests.remove(other);
+        }
+        let milli = if resource == "cpu" {
+            rng.range(1, 20) * 100
+        } else {
+            rng.range(1, 16) * (64 << 20) * 1000
+        };
+        std::collections::BTreeMap::from([(
+            resource.to_string(),
+            crate::edges::quantity(milli, rng),
+        )])
+    });
     let duration = rng.range(8, 50) * 15;
     let mut timeline = vec![TimelineEntry {
         at: 0,
         loads: kinds
             .iter()
             .zip(&keys)
-            .map(|(k, key)| random_load(key, k, rng))
+            .map(|(k, key)| random_load(key, k, rng, edge))
+            .enumerate()
+            .map(|(i, mut load)| {
+                if i == 0
+                    && let Some(usage) = &band_edge
+                {
+                    load = Load {
+                        metric: keys[0].clone(),
+                        per_pod: Some(usage.clone()),
+                        ..Load::default()
+                    };
+                }
+                load
+            })
             .collect(),
         ..TimelineEntry::default()
     }];
@@ -275,7 +388,7 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
         let which = rng.range(0, 10);
         let i = rng.range(0, kinds.len() as i64 - 1) as usize;
         match which {
-            0..=3 => e.load = Some(random_load(&keys[i], kinds[i], rng)),
+            0..=3 => e.load = Some(random_load(&keys[i], kinds[i], rng, edge)),
             4 => {
                 e.pods = Some(PodChange {
                     ordinals: Some(vec![rng.range(0, 5) as usize]),
@@ -323,6 +436,12 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
         timeline.push(e);
     }
     timeline.sort_by_key(|e| e.at);
+    let mut cpu_initialization = rng.chance(0.3).then(|| rng.range(0, 300) as u32);
+    let pod_age = rng.chance(0.2).then(|| rng.range(0, 400) as u32);
+    if edge && rng.chance(0.3) {
+        // The CPU initialization period ends exactly now for the initial pods (a strict cutoff).
+        cpu_initialization = pod_age.or(Some(0));
+    }
     CaseFile {
         name: name.to_string(),
         title: format!("Fuzz scenario {name}"),
@@ -334,7 +453,7 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
         feature_gates: Default::default(),
         settings: SettingsOverrides {
             tolerance: rng.chance(0.2).then(|| *rng.pick(&[0.0, 0.05, 0.2])),
-            cpu_initialization_period_seconds: rng.chance(0.3).then(|| rng.range(0, 300) as u32),
+            cpu_initialization_period_seconds: cpu_initialization,
             initial_readiness_delay_seconds: rng.chance(0.3).then(|| rng.range(0, 60) as u32),
             downscale_stabilization_seconds: rng
                 .chance(0.3)
@@ -352,14 +471,14 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
             pod: PodTemplate {
                 containers,
                 sidecars: Vec::new(),
-                requests: None,
+                requests: pod_requests,
             },
             startup: Startup {
                 pending_seconds: *rng.pick(&[0, 0, 10, 30]),
                 ready_after_seconds: *rng.pick(&[0, 5, 20, 60]),
                 hot_cpu: None,
             },
-            initial_pod_age_seconds: rng.chance(0.2).then(|| rng.range(0, 400) as u32),
+            initial_pod_age_seconds: pod_age,
             metric_window_seconds: None,
             also_selected_by: Vec::new(),
         },
@@ -692,7 +811,11 @@ fn compare(
     if let crate::runner::Outcome::Errored(e) = &rb.outcome {
         return Some((0, format!("{} failed: {e}", b.name())));
     }
-    first_difference_at(&ra.trace, &rb.trace, profile)
+    first_difference_at(&ra.trace, &rb.trace, profile).or_else(|| {
+        (profile == Profile::Full)
+            .then(|| crate::trace::first_message_difference(&ra.trace, &rb.trace))
+            .flatten()
+    })
 }
 
 /// Writes a flaky difference for review: the scenario and both targets' traces of every run.

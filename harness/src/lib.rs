@@ -8,6 +8,7 @@
 pub mod case;
 pub mod cli;
 pub mod cluster;
+pub mod edges;
 pub mod expected;
 pub mod fuzz;
 pub mod lint;

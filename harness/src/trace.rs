@@ -320,6 +320,61 @@ impl TickTrace {
     }
 }
 
+/// A message with its one nondeterministic part replaced: the pod named in `… in Pod NAME` or
+/// `… of Pod NAME` (a missing request, a container not found). Upstream reports the first pod of its lister's
+/// list, whose order is a map's, so which pod it names varies from run to run.
+pub fn normalise_message(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = [" in Pod ", " of Pod "]
+        .iter()
+        .filter_map(|m| rest.find(m))
+        .min()
+    {
+        let (head, tail) = rest.split_at(at + " in Pod ".len());
+        out.push_str(head);
+        out.push('…');
+        let end = tail
+            .find(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == ')')
+            .unwrap_or(tail.len());
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The first tick where two traces that agree on [`TickTrace::comparable`] still disagree on a
+/// message: an event's full text (`Type Reason: message`) or a condition's message, each through
+/// [`normalise_message`] (the only part that varies between runs of the same implementation).
+/// Differential fuzzing uses this at profile `full`; conformance runs do not (implementations may
+/// word messages their own way).
+pub fn first_message_difference(a: &[TickTrace], b: &[TickTrace]) -> Option<(i64, String)> {
+    for (x, y) in a.iter().zip(b) {
+        let events = |t: &TickTrace| {
+            t.events
+                .iter()
+                .map(|e| normalise_message(e))
+                .collect::<Vec<_>>()
+        };
+        let (ex, ey) = (events(x), events(y));
+        if ex != ey {
+            return Some((x.t, format!("event messages: {ex:?} vs {ey:?}")));
+        }
+        let messages = |t: &TickTrace| {
+            t.detail
+                .conditions
+                .iter()
+                .map(|c| format!("{}: {}", c.type_, normalise_message(&c.message)))
+                .collect::<Vec<_>>()
+        };
+        let (mx, my) = (messages(x), messages(y));
+        if mx != my {
+            return Some((x.t, format!("condition messages: {mx:?} vs {my:?}")));
+        }
+    }
+    None
+}
+
 /// The first tick where two traces disagree (compared with [`TickTrace::comparable`]), with a
 /// one-line description of the difference.
 pub fn first_difference(a: &[TickTrace], b: &[TickTrace]) -> Option<(i64, String)> {
@@ -376,4 +431,29 @@ pub fn first_difference_at(
         ));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_pod_named_after_in_or_of_pod_is_normalised() {
+        assert_eq!(
+            normalise_message("missing request for cpu in container app of Pod web-0003"),
+            "missing request for cpu in container app of Pod …"
+        );
+        assert_eq!(
+            normalise_message("Pod web-0003 is not ready"),
+            "Pod web-0003 is not ready"
+        );
+        assert_eq!(
+            normalise_message("failed: missing pod-level request for cpu in Pod web-0003; more"),
+            "failed: missing pod-level request for cpu in Pod …; more"
+        );
+        assert_eq!(
+            normalise_message("container app not found in Pod web-1"),
+            "container app not found in Pod …"
+        );
+    }
 }

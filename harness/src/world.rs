@@ -18,7 +18,7 @@ use hpa_reference::metrics_api::{
     ContainerMetrics, ListAnswer, MetricsApis, ObjectAnswer, PodMetrics, PodValue, RequestFor,
     SampleValue, generic_response_message,
 };
-use hpa_reference::quantity::{format_milli_decimal, parse_milli};
+use hpa_reference::quantity::{format_milli_decimal, milli_value};
 use hpa_reference::selector::Requirement;
 use hpa_reference::{ContainerRequests, Time};
 use k8s_openapi::api::autoscaling::v1::{Scale, ScaleSpec, ScaleStatus};
@@ -161,7 +161,7 @@ pub struct World {
 
 fn requests(map: &BTreeMap<String, String>) -> Vec<(String, i64)> {
     map.iter()
-        .map(|(r, q)| (r.clone(), parse_milli(q).unwrap_or(0)))
+        .map(|(r, q)| (r.clone(), milli_value(q).unwrap_or(0)))
         .collect()
 }
 
@@ -170,8 +170,9 @@ fn quantity(milli: i64) -> Quantity {
 }
 
 fn q(s: &str) -> i64 {
-    // Quantities were checked when the case was loaded.
-    parse_milli(s).unwrap_or(0)
+    // Quantities were checked when the case was loaded; the world keeps what upstream's
+    // `MilliValue()` makes of them (`"8Ei"` is -1000), and writes objects from that.
+    milli_value(s).unwrap_or(0)
 }
 
 impl World {

@@ -209,8 +209,9 @@ pub fn tolerances_for(
     let Some(b) = behavior.filter(|_| settings.gates.hpa_configurable_tolerance) else {
         return t;
     };
-    let parse =
-        |q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity| quantity::as_f64(&q.0).ok();
+    let parse = |q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity| {
+        quantity::approx_f64(&q.0).ok()
+    };
     if let Some(v) = b
         .scale_down
         .as_ref()

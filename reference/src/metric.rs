@@ -65,29 +65,37 @@ pub fn quantity_of(milli: i64, resource: Option<&str>) -> Quantity {
 
 fn milli(q: &Option<Quantity>) -> Option<Result<i64, String>> {
     q.as_ref()
-        .map(|q| quantity::milli_of(q).map_err(|e| e.to_string()))
+        .map(|q| quantity::milli_value(&q.0).map_err(|e| e.to_string()))
 }
 
-/// Go's `%+v` of a `*metav1.LabelSelector`, close enough for messages.
-fn selector_text(sel: &Option<LabelSelector>) -> String {
-    match sel {
-        None => "<nil>".to_string(),
-        Some(s) => {
-            let labels = s
-                .match_labels
-                .as_ref()
-                .map(|m| {
-                    m.iter()
-                        .map(|(k, v)| format!("{k}: {v},"))
-                        .collect::<Vec<_>>()
-                        .join("")
-                })
-                .unwrap_or_default();
+/// Go's `%+v` of a `*metav1.LabelSelector`: its generated `String()`, `nil` for a nil selector,
+/// labels in key order, each expression as `LabelSelectorRequirement{Key:…,Operator:…,Values:[…],}`.
+pub fn selector_text(sel: &Option<LabelSelector>) -> String {
+    let Some(s) = sel else {
+        return "nil".to_string();
+    };
+    let labels: String = s
+        .match_labels
+        .iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}: {v},"))
+        .collect();
+    let expressions: String = s
+        .match_expressions
+        .iter()
+        .flatten()
+        .map(|e| {
             format!(
-                "&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{}},}}"
+                "LabelSelectorRequirement{{Key:{},Operator:{},Values:[{}],}},",
+                e.key,
+                e.operator,
+                e.values.as_deref().unwrap_or_default().join(" ")
             )
-        }
-    }
+        })
+        .collect();
+    format!(
+        "&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},}}"
+    )
 }
 
 fn per_pod_samples(

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::conditions::core_time;
-use crate::quantity::milli_of;
+use crate::quantity::milli_value;
 use crate::time::Time;
 use crate::view::{MetricReading, MetricValues, PodMetric};
 
@@ -256,7 +256,7 @@ pub fn resource_metric(
                 .iter()
                 .find(|x| x.name == c)
                 .and_then(|x| x.usage.get(resource))
-                .and_then(|q| milli_of(q).ok()),
+                .and_then(|q| milli_value(&q.0).ok()),
             None => {
                 if m.containers.is_empty() {
                     None
@@ -264,8 +264,8 @@ pub fn resource_metric(
                     m.containers.iter().try_fold(0i64, |acc, c| {
                         c.usage
                             .get(resource)
-                            .and_then(|q| milli_of(q).ok())
-                            .map(|v| acc.saturating_add(v))
+                            .and_then(|q| milli_value(&q.0).ok())
+                            .map(|v| acc.wrapping_add(v))
                     })
                 }
             }
@@ -307,7 +307,7 @@ pub fn pods_metric(api: Option<&ListAnswer<PodValue>>) -> MetricReading {
             (
                 v.pod.clone(),
                 PodMetric {
-                    value: milli_of(&v.value).unwrap_or(0),
+                    value: milli_value(&v.value.0).unwrap_or(0),
                     timestamp: time(&v.timestamp),
                     window: Duration::from_secs(v.window_seconds.unwrap_or(60).max(0) as u64),
                 },
@@ -335,7 +335,7 @@ pub fn object_metric(
             value: Some(v),
             error: None,
         }) => Ok(MetricValues::Object {
-            value: milli_of(&v.value).unwrap_or(0),
+            value: milli_value(&v.value.0).unwrap_or(0),
             timestamp: time(&v.timestamp),
         }),
         _ => Err(format!(
@@ -360,7 +360,7 @@ pub fn external_metric(api: Option<&ListAnswer<SampleValue>>) -> MetricReading {
         values: api
             .items
             .iter()
-            .map(|v| milli_of(&v.value).unwrap_or(0))
+            .map(|v| milli_value(&v.value.0).unwrap_or(0))
             .collect(),
         timestamp: time(&first.timestamp),
     })

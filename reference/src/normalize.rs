@@ -161,18 +161,20 @@ impl Rules {
     }
 }
 
-/// Sum of the changes of events strictly after `now - period`.
+/// Sum of the changes of events strictly after `now - period`, in int32 arithmetic that wraps
+/// like upstream's.
 fn change_in_period(now: Time, period_seconds: i32, events: &[ScaleEvent]) -> i32 {
     let cutoff = now.minus_secs(i64::from(period_seconds));
     events
         .iter()
         .filter(|e| e.timestamp.after(cutoff))
-        .fold(0i32, |acc, e| acc.saturating_add(e.change))
+        .fold(0i32, |acc, e| acc.wrapping_add(e.change))
 }
 
 fn period_start(now: Time, current: i32, period: i32, memory: &Memory) -> i32 {
-    current - change_in_period(now, period, &memory.scale_up_events)
-        + change_in_period(now, period, &memory.scale_down_events)
+    current
+        .wrapping_sub(change_in_period(now, period, &memory.scale_up_events))
+        .wrapping_add(change_in_period(now, period, &memory.scale_down_events))
 }
 
 fn scale_up_limit(now: Time, current: i32, memory: &Memory, rules: &Rules) -> i32 {
@@ -184,7 +186,7 @@ fn scale_up_limit(now: Time, current: i32, memory: &Memory, rules: &Rules) -> i3
     for (type_, value, period) in &rules.policies {
         let start = period_start(now, current, *period, memory);
         let proposed = match type_.as_str() {
-            "Pods" => start.saturating_add(*value),
+            "Pods" => start.wrapping_add(*value),
             "Percent" => go_i32((f64::from(start) * (1.0 + f64::from(*value) / 100.0)).ceil()),
             _ => continue,
         };
@@ -206,7 +208,7 @@ fn scale_down_limit(now: Time, current: i32, memory: &Memory, rules: &Rules) -> 
     for (type_, value, period) in &rules.policies {
         let start = period_start(now, current, *period, memory);
         let proposed = match type_.as_str() {
-            "Pods" => start.saturating_sub(*value),
+            "Pods" => start.wrapping_sub(*value),
             // Truncation toward zero, like Go's int32(float64).
             "Percent" => go_i32(f64::from(start) * (1.0 - f64::from(*value) / 100.0)),
             _ => continue,

@@ -15,54 +15,15 @@ pub enum Requirement {
     In(String, Vec<String>),
     /// `key!=value`, `key notin (a,b)`.
     NotIn(String, Vec<String>),
+    /// `key>value`: the label is an integer greater than `value`.
+    GreaterThan(String, String),
+    /// `key<value`: the label is an integer less than `value`.
+    LessThan(String, String),
 }
 
 /// A parsed selector: all requirements must hold. Empty selects everything.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Selector(pub Vec<Requirement>);
-
-fn valid_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        && s.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && s.ends_with(|c: char| c.is_ascii_alphanumeric())
-}
-
-fn valid_key(k: &str) -> Result<(), String> {
-    let name = match k.split_once('/') {
-        Some((prefix, name)) => {
-            if prefix.is_empty()
-                || prefix.len() > 253
-                || !prefix.split('.').all(|p| valid_name(p) && !p.contains('_'))
-            {
-                return Err(format!(
-                    "invalid label key {k:?}: prefix part must be a DNS subdomain"
-                ));
-            }
-            name
-        }
-        None => k,
-    };
-    if valid_name(name) {
-        Ok(())
-    } else {
-        Err(format!(
-            "invalid label key {k:?}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-        ))
-    }
-}
-
-fn valid_value(v: &str) -> Result<(), String> {
-    if v.is_empty() || valid_name(v) {
-        Ok(())
-    } else {
-        Err(format!(
-            "invalid label value: {v:?}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-        ))
-    }
-}
 
 /// Splits a selector string at its top-level commas (not inside `(...)`).
 pub fn split_top_level(s: &str) -> Vec<&str> {
@@ -84,62 +45,413 @@ pub fn split_top_level(s: &str) -> Vec<&str> {
     parts
 }
 
-fn parse_set(key: &str, rest: &str) -> Result<Vec<String>, String> {
-    let rest = rest.trim();
-    let inner = rest
-        .strip_prefix('(')
-        .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| {
-            format!("found '{rest}', expected: '(' for set-based requirement on {key}")
-        })?;
-    let values: Vec<String> = inner.split(',').map(|v| v.trim().to_string()).collect();
-    for v in &values {
-        valid_value(v)?;
-    }
-    Ok(values)
+/// A token of the selector language, as `labels.Parse`'s lexer cuts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Token {
+    Error,
+    End,
+    ClosedPar,
+    Comma,
+    DoesNotExist,
+    DoubleEquals,
+    Equals,
+    GreaterThan,
+    Identifier,
+    In,
+    LessThan,
+    NotEquals,
+    NotIn,
+    OpenPar,
 }
 
-/// Parses a selector string.
-pub fn parse(s: &str) -> Result<Selector, String> {
-    let mut reqs = Vec::new();
-    if s.trim().is_empty() {
-        return Ok(Selector(reqs));
-    }
-    for part in split_top_level(s) {
-        let part = part.trim();
-        if part.is_empty() {
-            return Err("found '', expected: identifier".to_string());
+fn keyword(s: &str) -> Option<Token> {
+    Some(match s {
+        ")" => Token::ClosedPar,
+        "," => Token::Comma,
+        "!" => Token::DoesNotExist,
+        "==" => Token::DoubleEquals,
+        "=" => Token::Equals,
+        ">" => Token::GreaterThan,
+        "in" => Token::In,
+        "<" => Token::LessThan,
+        "!=" => Token::NotEquals,
+        "notin" => Token::NotIn,
+        "(" => Token::OpenPar,
+        _ => return None,
+    })
+}
+
+fn special(b: u8) -> bool {
+    matches!(b, b'=' | b'!' | b'(' | b')' | b',' | b'>' | b'<')
+}
+
+fn whitespace(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// Cuts a selector into tokens: runs of special symbols as the longest keyword they start with,
+/// anything else up to a special symbol or whitespace as an identifier (or `in`/`notin`).
+fn lex(s: &str) -> Vec<(Token, String)> {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    let mut out = Vec::new();
+    loop {
+        while i < bytes.len() && whitespace(bytes[i]) {
+            i += 1;
         }
-        let req = if let Some(key) = part.strip_prefix('!') {
-            let key = key.trim();
-            valid_key(key)?;
-            Requirement::DoesNotExist(key.to_string())
-        } else if let Some((key, value)) = part.split_once("!=") {
-            let (key, value) = (key.trim(), value.trim());
-            valid_key(key)?;
-            valid_value(value)?;
-            Requirement::NotIn(key.to_string(), vec![value.to_string()])
-        } else if let Some((key, value)) = part.split_once('=') {
-            let value = value.strip_prefix('=').unwrap_or(value);
-            let (key, value) = (key.trim(), value.trim());
-            valid_key(key)?;
-            valid_value(value)?;
-            Requirement::In(key.to_string(), vec![value.to_string()])
-        } else if let Some((key, rest)) = part.split_once(" notin ") {
-            let key = key.trim();
-            valid_key(key)?;
-            Requirement::NotIn(key.to_string(), parse_set(key, rest)?)
-        } else if let Some((key, rest)) = part.split_once(" in ") {
-            let key = key.trim();
-            valid_key(key)?;
-            Requirement::In(key.to_string(), parse_set(key, rest)?)
+        if i >= bytes.len() {
+            out.push((Token::End, String::new()));
+            return out;
+        }
+        if special(bytes[i]) {
+            let start = i;
+            let mut last: Option<(Token, usize)> = None;
+            while i < bytes.len() && special(bytes[i]) {
+                i += 1;
+                if let Some(t) = keyword(&s[start..i]) {
+                    last = Some((t, i));
+                } else if last.is_some() {
+                    i -= 1;
+                    break;
+                }
+            }
+            match last {
+                Some((t, end)) => {
+                    i = end;
+                    out.push((t, s[start..end].to_string()));
+                }
+                None => out.push((
+                    Token::Error,
+                    format!("error expected: keyword found '{}'", &s[start..i]),
+                )),
+            }
         } else {
-            valid_key(part)?;
-            Requirement::Exists(part.to_string())
-        };
-        reqs.push(req);
+            let start = i;
+            while i < bytes.len() && !special(bytes[i]) && !whitespace(bytes[i]) {
+                i += 1;
+            }
+            let word = &s[start..i];
+            out.push((keyword(word).unwrap_or(Token::Identifier), word.to_string()));
+        }
     }
-    Ok(Selector(reqs))
+}
+
+/// Go's `%q` of a string, for the `Invalid value: "…"` of field errors.
+fn go_quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+const LABEL_KEY_FORMAT: &str = "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const LABEL_KEY_MESSAGE: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+/// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`
+fn label_name_shape(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// A lowercase RFC 1123 subdomain's problems (validation's `IsDNS1123Subdomain`).
+fn dns_subdomain_problems(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > 253 {
+        errs.push("must be no more than 253 bytes".to_string());
+    }
+    let label = |l: &str| {
+        let b = l.as_bytes();
+        !b.is_empty()
+            && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+            && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
+            && b.iter()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+    };
+    if !s.split('.').all(label) {
+        errs.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')".to_string());
+    }
+    errs
+}
+
+/// A label key's problems (validation's `IsLabelKey`), each a sentence.
+fn label_key_problems(k: &str) -> Vec<String> {
+    let parts: Vec<&str> = k.split('/').collect();
+    let mut errs = Vec::new();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errs.push("prefix part must be non-empty".to_string());
+            } else {
+                errs.extend(
+                    dns_subdomain_problems(prefix)
+                        .into_iter()
+                        .map(|m| format!("prefix part {m}")),
+                );
+            }
+            *name
+        }
+        _ => {
+            return vec![format!(
+                "a valid label key {LABEL_KEY_MESSAGE} {LABEL_KEY_FORMAT} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+            )];
+        }
+    };
+    if name.is_empty() {
+        errs.push("name part must be non-empty".to_string());
+    } else if name.len() > 63 {
+        errs.push("name part must be no more than 63 bytes".to_string());
+    }
+    if !label_name_shape(name) {
+        errs.push(format!("name part {LABEL_KEY_MESSAGE} {LABEL_KEY_FORMAT}"));
+    }
+    errs
+}
+
+/// A label value's problems (validation's `IsLabelValue`).
+fn label_value_problems(v: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if v.len() > 63 {
+        errs.push("must be no more than 63 bytes".to_string());
+    }
+    if !v.is_empty() && !label_name_shape(v) {
+        errs.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".to_string());
+    }
+    errs
+}
+
+/// A field error as apimachinery prints it: `PATH: Invalid value: "VALUE": DETAIL`.
+fn invalid(path: &str, value: &str, problems: &[String]) -> String {
+    format!(
+        "{path}: Invalid value: {}: {}",
+        go_quote(value),
+        problems.join("; ")
+    )
+}
+
+/// Several field errors as one (`field.ErrorList.ToAggregate`): duplicates dropped, one printed
+/// alone, more in brackets.
+fn aggregate(errors: Vec<String>) -> Option<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for e in errors {
+        if !seen.contains(&e) {
+            seen.push(e);
+        }
+    }
+    match seen.len() {
+        0 => None,
+        1 => seen.pop(),
+        _ => Some(format!("[{}]", seen.join(", "))),
+    }
+}
+
+/// The parser over the tokens, with `labels.Parse`'s lookahead rules: in a value position `in`
+/// and `notin` are identifiers.
+struct Parser {
+    tokens: Vec<(Token, String)>,
+    at: usize,
+}
+
+impl Parser {
+    fn value_token(t: Token) -> Token {
+        match t {
+            Token::In | Token::NotIn => Token::Identifier,
+            t => t,
+        }
+    }
+
+    fn lookahead(&self) -> (Token, &str) {
+        let (t, l) = &self.tokens[self.at.min(self.tokens.len() - 1)];
+        (Self::value_token(*t), l)
+    }
+
+    fn consume(&mut self, values: bool) -> (Token, String) {
+        let (t, l) = self.tokens[self.at.min(self.tokens.len() - 1)].clone();
+        self.at += 1;
+        (if values { Self::value_token(t) } else { t }, l)
+    }
+
+    fn requirement(&mut self) -> Result<Requirement, String> {
+        let (mut tok, mut key) = self.consume(true);
+        let mut does_not_exist = false;
+        if tok == Token::DoesNotExist {
+            does_not_exist = true;
+            (tok, key) = self.consume(true);
+        }
+        if tok != Token::Identifier {
+            return Err(format!("found '{key}', expected: identifier"));
+        }
+        let key_problems = label_key_problems(&key);
+        if !key_problems.is_empty() {
+            return Err(invalid("<nil>", &key, &key_problems));
+        }
+        if matches!(self.lookahead().0, Token::End | Token::Comma) || does_not_exist {
+            return Ok(if does_not_exist {
+                Requirement::DoesNotExist(key)
+            } else {
+                Requirement::Exists(key)
+            });
+        }
+        let (op, lit) = self.consume(false);
+        let values: Vec<String> = match op {
+            Token::In | Token::NotIn => self.set()?,
+            Token::Equals
+            | Token::DoubleEquals
+            | Token::NotEquals
+            | Token::GreaterThan
+            | Token::LessThan => {
+                let (t, _) = self.lookahead();
+                if matches!(t, Token::End | Token::Comma) {
+                    vec![String::new()]
+                } else {
+                    let (t, l) = self.consume(true);
+                    if t != Token::Identifier {
+                        return Err(format!("found '{l}', expected: identifier"));
+                    }
+                    vec![l]
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "found '{lit}', expected: in, notin, =, ==, !=, gt, lt"
+                ));
+            }
+        };
+        // The key was checked above; NewRequirement's checks of the values follow.
+        let mut errors = Vec::new();
+        if matches!(op, Token::GreaterThan | Token::LessThan) {
+            for (i, v) in values.iter().enumerate() {
+                if v.parse::<i64>().is_err() {
+                    errors.push(invalid(
+                        &format!("values[{i}]"),
+                        v,
+                        &["for 'Gt', 'Lt' operators, the value must be an integer".to_string()],
+                    ));
+                }
+            }
+        }
+        for (i, v) in values.iter().enumerate() {
+            let p = label_value_problems(v);
+            if !p.is_empty() {
+                errors.push(invalid(&format!("values[{i}][{key}]"), v, &p));
+            }
+        }
+        if let Some(e) = aggregate(errors) {
+            return Err(e);
+        }
+        Ok(match op {
+            Token::In | Token::Equals | Token::DoubleEquals => Requirement::In(key, values),
+            Token::NotIn | Token::NotEquals => Requirement::NotIn(key, values),
+            Token::GreaterThan => Requirement::GreaterThan(key, values.concat()),
+            _ => Requirement::LessThan(key, values.concat()),
+        })
+    }
+
+    /// `( a, b )`: the values sorted and without duplicates, `""` for empty slots.
+    fn set(&mut self) -> Result<Vec<String>, String> {
+        let (t, l) = self.consume(true);
+        if t != Token::OpenPar {
+            return Err(format!("found '{l}' expected: '('"));
+        }
+        let (t, l) = self.lookahead();
+        let l = l.to_string();
+        let mut set = std::collections::BTreeSet::new();
+        match t {
+            Token::Identifier | Token::Comma => {
+                loop {
+                    let (t, l) = self.consume(true);
+                    match t {
+                        Token::Identifier => {
+                            set.insert(l);
+                            let (t2, l2) = self.lookahead();
+                            match t2 {
+                                Token::Comma => continue,
+                                Token::ClosedPar => break,
+                                _ => return Err(format!("found '{l2}', expected: ',' or ')'")),
+                            }
+                        }
+                        Token::Comma => {
+                            if set.is_empty() {
+                                set.insert(String::new());
+                            }
+                            let (t2, _) = self.lookahead();
+                            if t2 == Token::ClosedPar {
+                                set.insert(String::new());
+                                break;
+                            }
+                            if t2 == Token::Comma {
+                                set.insert(String::new());
+                            }
+                        }
+                        _ => return Err(format!("found '{l}', expected: ',', or identifier")),
+                    }
+                }
+                if self.consume(true).0 != Token::ClosedPar {
+                    return Err(format!("found '{l}', expected: ')'"));
+                }
+            }
+            Token::ClosedPar => {
+                self.consume(true);
+                set.insert(String::new());
+            }
+            _ => return Err(format!("found '{l}', expected: ',', ')' or identifier")),
+        }
+        Ok(set.into_iter().collect())
+    }
+}
+
+/// Parses a selector string as `labels.Parse` does, with its error messages word for word
+/// (they reach the `InvalidSelector` event and condition).
+pub fn parse(s: &str) -> Result<Selector, String> {
+    let mut p = Parser {
+        tokens: lex(s),
+        at: 0,
+    };
+    let mut reqs = Vec::new();
+    loop {
+        let (t, l) = p.lookahead();
+        match t {
+            Token::Identifier | Token::DoesNotExist => {
+                let r = p
+                    .requirement()
+                    .map_err(|e| format!("unable to parse requirement: {e}"))?;
+                reqs.push(r);
+                let (t, l) = p.consume(true);
+                match t {
+                    Token::End => return Ok(Selector(reqs)),
+                    Token::Comma => {
+                        let (t2, l2) = p.lookahead();
+                        if t2 != Token::Identifier && t2 != Token::DoesNotExist {
+                            return Err(format!("found '{l2}', expected: identifier after ','"));
+                        }
+                    }
+                    _ => return Err(format!("found '{l}', expected: ',' or 'end of string'")),
+                }
+            }
+            Token::End => return Ok(Selector(reqs)),
+            _ => {
+                return Err(format!(
+                    "found '{l}', expected: !, identifier, or 'end of string'"
+                ));
+            }
+        }
+    }
 }
 
 impl Selector {
@@ -150,6 +462,18 @@ impl Selector {
             Requirement::DoesNotExist(k) => !labels.contains_key(k),
             Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
             Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
+            Requirement::GreaterThan(k, v) | Requirement::LessThan(k, v) => {
+                let (Some(Ok(have)), Ok(bound)) =
+                    (labels.get(k).map(|l| l.parse::<i64>()), v.parse::<i64>())
+                else {
+                    return false;
+                };
+                if matches!(r, Requirement::GreaterThan(..)) {
+                    have > bound
+                } else {
+                    have < bound
+                }
+            }
         })
     }
 }
@@ -157,6 +481,192 @@ impl Selector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `(selector, labels.Parse's error or <nil>)` printed by a Go program calling apimachinery
+    /// v0.36.4's `labels.Parse` on each.
+    const FROM_GO: &[(&str, &str)] = &[
+        (
+            r#"a b"#,
+            r#"unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt"#,
+        ),
+        (
+            r#"=x"#,
+            r#"found '=', expected: !, identifier, or 'end of string'"#,
+        ),
+        (r#"app="#, r#"<nil>"#),
+        (
+            r#"app in a"#,
+            r#"unable to parse requirement: found 'a' expected: '('"#,
+        ),
+        (
+            r#"app=a b"#,
+            r#"found 'b', expected: ',' or 'end of string'"#,
+        ),
+        (
+            r#"!"#,
+            r#"unable to parse requirement: found '', expected: identifier"#,
+        ),
+        (
+            r#","#,
+            r#"found ',', expected: !, identifier, or 'end of string'"#,
+        ),
+        (r#"app=web,"#, r#"found '', expected: identifier after ','"#),
+        (
+            r#"key$=v"#,
+            r#"unable to parse requirement: <nil>: Invalid value: "key$": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#,
+        ),
+        (
+            r#"app=-bad"#,
+            r#"unable to parse requirement: values[0][app]: Invalid value: "-bad": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"#,
+        ),
+        (
+            r#"x in (a b)"#,
+            r#"unable to parse requirement: found 'b', expected: ',' or ')'"#,
+        ),
+        (
+            r#"_a=b"#,
+            r#"unable to parse requirement: <nil>: Invalid value: "_a": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#,
+        ),
+        (
+            r#"a/b/c=d"#,
+            r#"unable to parse requirement: <nil>: Invalid value: "a/b/c": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"#,
+        ),
+        (
+            r#"app notin (a,"#,
+            r#"unable to parse requirement: found '', expected: ',', or identifier"#,
+        ),
+        (r#"app=web,tier in (a, b),!legacy,env!=prod"#, r#"<nil>"#),
+        (r#"x>5"#, r#"<nil>"#),
+        (
+            r#"x<abc"#,
+            r#"unable to parse requirement: values[0]: Invalid value: "abc": for 'Gt', 'Lt' operators, the value must be an integer"#,
+        ),
+        (
+            r#"x>"#,
+            r#"unable to parse requirement: values[0]: Invalid value: "": for 'Gt', 'Lt' operators, the value must be an integer"#,
+        ),
+        (r#"!a=b"#, r#"found '=', expected: ',' or 'end of string'"#),
+        (r#"a==b"#, r#"<nil>"#),
+        (
+            r#"a!==b"#,
+            r#"unable to parse requirement: found '=', expected: identifier"#,
+        ),
+        (r#"a in ()"#, r#"<nil>"#),
+        (r#"a in (,)"#, r#"<nil>"#),
+        (r#"a in (b,,c)"#, r#"<nil>"#),
+        (r#"a in (,b)"#, r#"<nil>"#),
+        (r#"a notin (b,)"#, r#"<nil>"#),
+        (
+            r#"Example.com/x=y"#,
+            r#"unable to parse requirement: <nil>: Invalid value: "Example.com/x": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"#,
+        ),
+        (r#"example.com/x=y"#, r#"<nil>"#),
+        (
+            r#"/x=y"#,
+            r#"unable to parse requirement: <nil>: Invalid value: "/x": prefix part must be non-empty"#,
+        ),
+        (
+            r#"example.com/=y"#,
+            r#"unable to parse requirement: <nil>: Invalid value: "example.com/": name part must be non-empty; name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#,
+        ),
+        (
+            r#"a=verylongvalueverylongvalueverylongvalueverylongvalueverylongvalue1"#,
+            r#"unable to parse requirement: values[0][a]: Invalid value: "verylongvalueverylongvalueverylongvalueverylongvalueverylongvalue1": must be no more than 63 bytes"#,
+        ),
+        (
+            r#"verylongkeyverylongkeyverylongkeyverylongkeyverylongkeyverylongkey1=a"#,
+            r#"unable to parse requirement: <nil>: Invalid value: "verylongkeyverylongkeyverylongkeyverylongkeyverylongkeyverylongkey1": name part must be no more than 63 bytes"#,
+        ),
+        (r#"in=a"#, r#"<nil>"#),
+        (r#"a=in"#, r#"<nil>"#),
+        (r#"a in (in, notin)"#, r#"<nil>"#),
+        (
+            r#"a in (x"#,
+            r#"unable to parse requirement: found '', expected: ',' or ')'"#,
+        ),
+        (
+            r#"a in x)"#,
+            r#"unable to parse requirement: found 'x' expected: '('"#,
+        ),
+        (r#"a,b"#, r#"<nil>"#),
+        (r#"a, ,b"#, r#"found ',', expected: identifier after ','"#),
+        (r#" "#, r#"<nil>"#),
+        (
+            r#"a=b c=d"#,
+            r#"found 'c', expected: ',' or 'end of string'"#,
+        ),
+        (
+            r#"a in (-x,y_)"#,
+            r#"unable to parse requirement: [values[0][a]: Invalid value: "-x": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?'), values[1][a]: Invalid value: "y_": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')]"#,
+        ),
+        (
+            r#"a>-5"#,
+            r#"unable to parse requirement: values[0][a]: Invalid value: "-5": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"#,
+        ),
+        (
+            r#"a>+5"#,
+            r#"unable to parse requirement: values[0][a]: Invalid value: "+5": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"#,
+        ),
+        (
+            r#"a>1.5"#,
+            r#"unable to parse requirement: values[0]: Invalid value: "1.5": for 'Gt', 'Lt' operators, the value must be an integer"#,
+        ),
+        (
+            r#"(a)"#,
+            r#"found '(', expected: !, identifier, or 'end of string'"#,
+        ),
+        (
+            r#"a)"#,
+            r#"unable to parse requirement: found ')', expected: in, notin, =, ==, !=, gt, lt"#,
+        ),
+        (
+            r#"a=(b)"#,
+            r#"unable to parse requirement: found '(', expected: identifier"#,
+        ),
+        (
+            r#"a notin"#,
+            r#"unable to parse requirement: found '' expected: '('"#,
+        ),
+        (r#"notin=x"#, r#"<nil>"#),
+        (r#"x=y,"#, r#"found '', expected: identifier after ','"#),
+        (
+            r#"!!a"#,
+            r#"unable to parse requirement: found '!', expected: identifier"#,
+        ),
+        (
+            r#"a<b,c>d"#,
+            r#"unable to parse requirement: values[0]: Invalid value: "b": for 'Gt', 'Lt' operators, the value must be an integer"#,
+        ),
+        (
+            r#"a=é"#,
+            r#"unable to parse requirement: values[0][a]: Invalid value: "é": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"#,
+        ),
+    ];
+
+    #[test]
+    fn errors_are_labels_parse_word_for_word() {
+        for &(input, go) in FROM_GO {
+            let ours = match parse(input) {
+                Ok(_) => "<nil>".to_string(),
+                Err(e) => e,
+            };
+            assert_eq!(ours, go, "labels.Parse({input:?})");
+        }
+    }
+
+    #[test]
+    fn greater_and_less_than_compare_integers() {
+        let s = parse("a>5,b<0").unwrap();
+        let labels = |a: &str, b: &str| {
+            BTreeMap::from([
+                ("a".to_string(), a.to_string()),
+                ("b".to_string(), b.to_string()),
+            ])
+        };
+        assert!(s.matches(&labels("6", "-1")));
+        assert!(!s.matches(&labels("5", "-1")));
+        assert!(!s.matches(&labels("x", "-1")));
+    }
 
     #[test]
     fn parses_equality_and_set_based_selectors() {

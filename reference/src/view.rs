@@ -173,7 +173,11 @@ fn requests_of(
     Some(
         requests
             .iter()
-            .filter_map(|(r, q)| crate::quantity::milli_of(q).ok().map(|v| (r.clone(), v)))
+            .filter_map(|(r, q)| {
+                crate::quantity::milli_value(&q.0)
+                    .ok()
+                    .map(|v| (r.clone(), v))
+            })
             .collect(),
     )
 }

@@ -9,7 +9,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use hpa_reference::defaults::apply_api_defaults;
-use hpa_reference::quantity::parse_milli;
+use hpa_reference::quantity::{milli_value, signum};
 use hpa_reference::settings::{FeatureGates, GATE_NAMES};
 use hpa_reference::validation::{ValidationOptions, validate_hpa};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
@@ -142,8 +142,10 @@ impl Checker<'_> {
         }
     }
 
+    /// A quantity's milli-value as upstream's controller reads it from an object
+    /// (`MilliValue()`: `"8Ei"` is -1000).
     fn quantity(&self, at: &str, q: &str) -> Result<i64, LoadError> {
-        parse_milli(q).map_err(|e| {
+        milli_value(q).map_err(|e| {
             self.err(
                 at,
                 format!("invalid quantity {}: {e}", crate::text::quote(q)),
@@ -154,7 +156,7 @@ impl Checker<'_> {
     /// A quantity that must not be negative (usage, requests).
     fn amount(&self, at: &str, q: &str) -> Result<i64, LoadError> {
         let v = self.quantity(at, q)?;
-        if v < 0 {
+        if signum(q).is_ok_and(|sign| sign < 0) {
             return Err(self.err(at, format!("{at} must not be negative (it is {q})")));
         }
         Ok(v)

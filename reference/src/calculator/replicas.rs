@@ -158,11 +158,11 @@ pub fn resource_replicas(
     // The samples that count: their number, and their value and request totals over those with
     // a known pod.
     let mut counted = 0usize;
-    let (mut metrics_total, mut requests_total, mut entries) = (0i128, 0i128, 0i64);
+    let (mut metrics_total, mut requests_total, mut entries) = (0i64, 0i64, 0i64);
     // Filled-in parts: missing pods' requests, the values a scale-down gives them, and unready
     // pods' requests (their value is 0).
     let fill_percent = i64::from(target_utilization.max(100));
-    let (mut missing_requests, mut missing_fill, mut unready_requests) = (0i128, 0i128, 0i128);
+    let (mut missing_requests, mut missing_fill, mut unready_requests) = (0i64, 0i64, 0i64);
     // The first pod (in list order) whose request is missing: upstream's request error.
     let mut request_error: Option<usize> = None;
     let groups = walk_pods(
@@ -189,15 +189,16 @@ pub fn resource_replicas(
                 Group::Ready => {
                     let value = sample.map_or(0, |s| s.value);
                     counted += 1;
-                    metrics_total += i128::from(value);
-                    requests_total += i128::from(request);
+                    metrics_total = metrics_total.wrapping_add(value);
+                    requests_total = requests_total.wrapping_add(request);
                     entries += 1;
                 }
                 Group::Missing => {
-                    missing_requests += i128::from(request);
-                    missing_fill += i128::from(request.wrapping_mul(fill_percent) / 100);
+                    missing_requests = missing_requests.wrapping_add(request);
+                    missing_fill =
+                        missing_fill.wrapping_add(request.wrapping_mul(fill_percent) / 100);
                 }
-                Group::Unready => unready_requests += i128::from(request),
+                Group::Unready => unready_requests = unready_requests.wrapping_add(request),
                 Group::Ignored => {}
             }
         },
@@ -232,15 +233,15 @@ pub fn resource_replicas(
     if ratio < 1.0 {
         // Scale-down: a pod without a sample is taken to use 100% of its request, or the target
         // when that is above 100%.
-        metrics_total += missing_fill;
-        requests_total += missing_requests;
+        metrics_total = metrics_total.wrapping_add(missing_fill);
+        requests_total = requests_total.wrapping_add(missing_requests);
         counted += groups.missing;
     } else if ratio > 1.0 {
-        requests_total += missing_requests;
+        requests_total = requests_total.wrapping_add(missing_requests);
         counted += groups.missing;
     }
     if scale_up_with_unready {
-        requests_total += unready_requests;
+        requests_total = unready_requests.wrapping_add(requests_total);
         counted += groups.unready;
     }
     let (new_ratio, _, _) =
@@ -264,7 +265,7 @@ pub fn plain_metric_replicas(
     timestamp: Time,
 ) -> Result<Proposal, String> {
     no_pods(ctx)?;
-    let (mut total, mut counted) = (0i128, 0usize);
+    let (mut total, mut counted) = (0i64, 0usize);
     let groups = walk_pods(
         ctx.pods,
         ctx.pod_order,
@@ -277,7 +278,7 @@ pub fn plain_metric_replicas(
             // Ready pods' samples and those of names that are no pod's.
             let counts = visited.is_none_or(|(_, _, group)| group == Group::Ready);
             if let (true, Some(s)) = (counts, sample) {
-                total += i128::from(s.value);
+                total = total.wrapping_add(s.value);
                 counted += 1;
             }
         },
@@ -302,7 +303,7 @@ pub fn plain_metric_replicas(
         return Ok(done(ceil_i32(ratio * groups.ready_count as f64), reasoning));
     }
     if ratio < 1.0 {
-        total += i128::from(target) * groups.missing as i128;
+        total = total.wrapping_add(target.wrapping_mul(groups.missing as i64));
         counted += groups.missing;
     } else if ratio > 1.0 {
         counted += groups.missing;

@@ -15,6 +15,14 @@ pub enum RequestError {
         /// Pod name.
         pod: String,
     },
+    /// Neither the pod level nor any container requests the resource (the pod-level path).
+    #[error("missing pod-level request for {resource} in Pod {pod}")]
+    MissingPodLevelRequest {
+        /// Resource name.
+        resource: String,
+        /// Pod name.
+        pod: String,
+    },
     /// The named container is not in the pod.
     #[error("container {container} not found in Pod {pod}")]
     ContainerNotFound {
@@ -25,10 +33,23 @@ pub enum RequestError {
     },
 }
 
+/// Resources a pod may request at pod level (component-helpers' `IsSupportedPodLevelResource`).
+fn pod_level_supported(resource: &str) -> bool {
+    matches!(resource, "cpu" | "memory") || resource.starts_with("hugepages-")
+}
+
 /// The request for `resource` of one pod (upstream's `calculateRequests` checks every pod, ignored
-/// ones included). With `container`, only that container's request counts; otherwise pod-level
-/// requests when `pod_level_resources` is on and they are set, else the sum over containers and
-/// restartable init containers (sidecars).
+/// ones included). With `container`, only that container's request counts (a restartable init
+/// container too). Otherwise, when `pod_level_resources` is on and the pod requests any
+/// supported resource at pod level, the pod's aggregated requests: its pod-level request for
+/// `resource` if set, else the sum of the containers' (and sidecars') requests for it, a container
+/// without one counting as 0, and an error only when none has one. Without pod-level requests,
+/// the sum over containers and sidecars, every one of which must request `resource`. Sums wrap
+/// in int64 like upstream's.
+///
+/// Upstream adds the containers' quantities exactly and then takes the milli-value; this adds
+/// milli-values, which differs only for requests finer than a milli-unit. Plain init containers
+/// and pod overhead, which the aggregate also counts, are not in [`PodView`].
 pub fn pod_request(
     pod: &PodView,
     container: Option<&str>,
@@ -40,30 +61,45 @@ pub fn pod_request(
         container: c.to_string(),
         pod: pod.name.clone(),
     };
-    match container {
-        Some(name) => {
-            let c = pod
-                .containers
+    if let Some(name) = container {
+        let c = pod
+            .containers
+            .iter()
+            .chain(pod.sidecars.iter())
+            .find(|c| c.name == name)
+            .ok_or_else(|| RequestError::ContainerNotFound {
+                container: name.to_string(),
+                pod: pod.name.clone(),
+            })?;
+        return c.get(resource).ok_or_else(|| missing(&c.name));
+    }
+    let pod_level = pod
+        .pod_requests
+        .as_ref()
+        .filter(|reqs| pod_level_resources && reqs.iter().any(|(r, _)| pod_level_supported(r)));
+    match pod_level {
+        Some(reqs) => {
+            let own = reqs
                 .iter()
-                .find(|c| c.name == name)
-                .ok_or_else(|| RequestError::ContainerNotFound {
-                    container: name.to_string(),
+                .find(|(r, _)| r == resource && pod_level_supported(r))
+                .map(|(_, v)| *v);
+            let aggregated = || {
+                pod.containers
+                    .iter()
+                    .chain(pod.sidecars.iter())
+                    .filter_map(|c| c.get(resource))
+                    .reduce(i64::wrapping_add)
+            };
+            own.or_else(aggregated)
+                .ok_or_else(|| RequestError::MissingPodLevelRequest {
+                    resource: resource.to_string(),
                     pod: pod.name.clone(),
-                })?;
-            c.get(resource).ok_or_else(|| missing(&c.name))
+                })
         }
         None => {
-            let pod_level = pod
-                .pod_requests
-                .as_ref()
-                .filter(|_| pod_level_resources)
-                .and_then(|reqs| reqs.iter().find(|(r, _)| r == resource).map(|(_, v)| *v));
-            if let Some(v) = pod_level {
-                return Ok(v);
-            }
             let mut sum = 0i64;
             for c in pod.containers.iter().chain(pod.sidecars.iter()) {
-                sum = sum.saturating_add(c.get(resource).ok_or_else(|| missing(&c.name))?);
+                sum = sum.wrapping_add(c.get(resource).ok_or_else(|| missing(&c.name))?);
             }
             Ok(sum)
         }

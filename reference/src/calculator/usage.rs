@@ -21,21 +21,21 @@ impl Tolerances {
 }
 
 /// `(ratio, utilization percent, raw average)` from the totals over the samples of pods that
-/// have a request: `metrics_total` and `requests_total` summed over `entries` samples. Errors when
-/// no sample matched a known pod (no request counted).
+/// have a request: `metrics_total` and `requests_total` summed (wrapping in int64, as upstream's
+/// sums) over `entries` samples. Errors when no sample matched a known pod (no request counted).
+/// The percent is truncated to int32 as upstream does (a tiny request and a huge usage give a
+/// wrapped, even negative, percent).
 pub fn resource_utilization_ratio(
-    metrics_total: i128,
-    requests_total: i128,
+    metrics_total: i64,
+    requests_total: i64,
     entries: i64,
     target_utilization: i32,
 ) -> Result<(f64, i32, i64), String> {
     if requests_total == 0 {
         return Err("no metrics returned matched known pods".to_string());
     }
-    let percent = (metrics_total * 100) / requests_total;
-    let utilization = i32::try_from(percent)
-        .map_err(|_| format!("resource utilization {percent} is outside the int32 range"))?;
-    let raw = i64::try_from(metrics_total / i128::from(entries.max(1))).unwrap_or(i64::MAX);
+    let utilization = metrics_total.wrapping_mul(100).wrapping_div(requests_total) as i32;
+    let raw = metrics_total.wrapping_div(entries.max(1));
     Ok((
         f64::from(utilization) / f64::from(target_utilization),
         utilization,
@@ -43,13 +43,13 @@ pub fn resource_utilization_ratio(
     ))
 }
 
-/// `(ratio, average)` of `count` plain samples summing to `total` against a target average
-/// (milli-values); the average truncates.
-pub fn metric_usage_ratio(total: i128, count: usize, target: i64) -> (f64, i64) {
+/// `(ratio, average)` of `count` plain samples summing (wrapping in int64) to `total` against a
+/// target average (milli-values); the average truncates.
+pub fn metric_usage_ratio(total: i64, count: usize, target: i64) -> (f64, i64) {
     let average = if count == 0 {
         0
     } else {
-        i64::try_from(total / count as i128).unwrap_or(i64::MAX)
+        total.wrapping_div(count as i64)
     };
     (average as f64 / target as f64, average)
 }

@@ -12,6 +12,9 @@
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
+mod go;
+pub use go::{approx_f64, milli_value};
+
 /// Error parsing a quantity string.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum QuantityError {
@@ -33,6 +36,13 @@ pub enum QuantityError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Parsed {
     negative: bool,
+    /// Digits before the point once leading zeros are stripped (apimachinery's `len(num)`, at
+    /// least 1: an empty integer part counts as `"0"`).
+    int_len: usize,
+    /// Digits after the point (apimachinery's `len(denom)`).
+    frac_len: usize,
+    /// The suffix's power of ten (`k` is 3, `e-2` is -2) as written.
+    suffix_exp10: i128,
     /// Decimal digits of the mantissa (each 0..=9), most significant first.
     digits: Vec<u8>,
     /// Power of ten applied to `digits`. `i128` so that adding the count of
@@ -106,6 +116,7 @@ fn parse(s: &str) -> Result<Parsed, QuantityError> {
     }
     let (suffix_exp10, pow1024) = parse_suffix(suffix)?;
 
+    let int_len = int_part.trim_start_matches('0').len().max(1);
     let mut digits: Vec<u8> = int_part
         .bytes()
         .chain(frac_part.bytes())
@@ -122,6 +133,9 @@ fn parse(s: &str) -> Result<Parsed, QuantityError> {
     }
     Ok(Parsed {
         negative,
+        int_len,
+        frac_len: frac_part.len(),
+        suffix_exp10,
         digits,
         exp10,
         pow1024,
@@ -205,6 +219,7 @@ fn parse_milli_general(s: &str) -> Result<i64, QuantityError> {
         mut digits,
         exp10,
         pow1024,
+        ..
     } = parse(s)?;
     if digits.is_empty() {
         return Ok(0);
@@ -267,47 +282,14 @@ pub fn signum(s: &str) -> Result<i32, QuantityError> {
     })
 }
 
-/// Parses a k8s-openapi [`Quantity`] to its milli-value; see [`parse_milli`].
+/// Parses a k8s-openapi [`Quantity`] to its exact milli-value; see [`parse_milli`] (upstream's
+/// controller reads objects with [`milli_value`] instead).
 ///
 /// # Errors
 ///
 /// As for [`parse_milli`].
 pub fn milli_of(q: &Quantity) -> Result<i64, QuantityError> {
     parse_milli(&q.0)
-}
-
-/// The approximate float value (like `AsApproximateFloat64`), used for
-/// tolerance fields: `"0.05"` -> 0.05, `"50m"` -> 0.05.
-///
-/// The decimal part is converted with correct rounding and then scaled by
-/// the (exact) power of 1024.
-///
-/// # Errors
-///
-/// [`QuantityError::Format`] if `s` is not a quantity, and
-/// [`QuantityError::OutOfRange`] if the value is too large to be a finite
-/// `f64` (values too small to represent become `0.0`).
-pub fn as_f64(s: &str) -> Result<f64, QuantityError> {
-    let Parsed {
-        negative,
-        digits,
-        exp10,
-        pow1024,
-    } = parse(s)?;
-    if digits.is_empty() {
-        return Ok(0.0);
-    }
-    let mut text: String = digits.iter().map(|&d| char::from(b'0' + d)).collect();
-    text.push('e');
-    text.push_str(&exp10.to_string());
-    let mut value: f64 = text.parse().map_err(|_| QuantityError::Format)?;
-    for _ in 0..pow1024 {
-        value *= 1024.0;
-    }
-    if !value.is_finite() {
-        return Err(QuantityError::OutOfRange);
-    }
-    Ok(if negative { -value } else { value })
 }
 
 /// Decimal SI suffix for a power of ten that is a multiple of three.
@@ -471,7 +453,11 @@ mod tests {
                 Err(QuantityError::Format),
                 "input {input:?}"
             );
-            assert_eq!(as_f64(input), Err(QuantityError::Format), "input {input:?}");
+            assert_eq!(
+                approx_f64(input),
+                Err(QuantityError::Format),
+                "input {input:?}"
+            );
         }
     }
 
@@ -527,8 +513,10 @@ mod tests {
         let long = format!("1.{}", "5".repeat(100_000));
         assert_eq!(parse_milli(&long), Ok(1556));
         assert_eq!(signum(&long), Ok(1));
-        let approx = as_f64(&long).unwrap_or_default();
-        assert!((approx - 1.555_555_555_555_555_6).abs() < 1e-12);
+        let approx = approx_f64(&long).unwrap_or_default();
+        // More than 18 digits: the exact decimal, rounded up to nano, as apimachinery does.
+        assert_eq!(approx, 1.555_555_556);
+        assert_eq!(milli_value(&long), Ok(1556));
     }
 
     #[test]
@@ -549,33 +537,6 @@ mod tests {
             assert_eq!(signum(input), Ok(want), "input {input:?}");
         }
         assert_eq!(signum("x"), Err(QuantityError::Format));
-    }
-
-    #[test]
-    fn approximate_float_values() {
-        let cases: &[(&str, f64)] = &[
-            ("0.05", 0.05),
-            ("50m", 0.05),
-            ("0", 0.0),
-            ("1", 1.0),
-            ("-1.5", -1.5),
-            ("1Ki", 1024.0),
-            ("1.5Gi", 1_610_612_736.0),
-            ("1e3", 1000.0),
-            ("12e-1", 1.2),
-            ("1n", 1e-9),
-            ("1e-400", 0.0),
-            ("100", 100.0),
-        ];
-        for &(input, want) in cases {
-            assert_eq!(as_f64(input), Ok(want), "input {input:?}");
-        }
-        assert_eq!(as_f64("1e400"), Err(QuantityError::OutOfRange));
-        assert_eq!(
-            as_f64("1e9223372036854775807"),
-            Err(QuantityError::OutOfRange)
-        );
-        assert_eq!(as_f64("1e-9223372036854775808"), Ok(0.0));
     }
 
     #[test]
@@ -680,7 +641,7 @@ mod tests {
             let text = format!("{units}.{frac:03}");
             let milli = parse_milli(&text).unwrap_or_default();
             assert_eq!(milli, units * 1000 + frac, "{text}");
-            let approx = as_f64(&text).unwrap_or_default();
+            let approx = approx_f64(&text).unwrap_or_default();
             assert!((approx * 1000.0 - milli as f64).abs() < 1e-3, "{text}");
         }
     }
