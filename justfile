@@ -39,11 +39,13 @@ snapshots:
     find tests/snapshots -name '*.snap.new' | sort
 
 # Benchmarks (all, or those named: corpus, decision, upstream, upstream-corpus, fuzz): printed
-# figures, no assertions.
+# figures, no assertions. `just bench callgrind [N]`: instructions per decision of the decision
+# benchmark (valgrind).
 # `just bench kind-scale [HPAS]`: the scale benchmark on kind, kube-controller-manager's HPA
 # controller vs the deployed reference (kind-config/scripts/kind-scale.sh; ~25 min for 1,000 HPAs).
 bench *WHICH:
     set -- {{WHICH}}; if [ "${1:-}" = kind-scale ]; then shift; kind-config/scripts/kind-scale.sh "$@"; \
+        elif [ "${1:-}" = callgrind ]; then shift; harness/benches/callgrind.sh "$@"; \
         else cargo bench -p hpa-harness --bench corpus -- "$@"; fi
 
 # Build the upstream HPA adapter (Go; k8s.io/kubernetes pinned in adapters/upstream/go.mod).

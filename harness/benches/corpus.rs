@@ -1,6 +1,8 @@
 //! Benchmarks (figures printed, nothing asserted): the wall time of the whole corpus on the
 //! in-process target, and the time of one decision for an HPA with 100 pods and 3 metrics, behavior
-//! on, with a full recommendation and scale-event history.
+//! on, with a full recommendation and scale-event history (and its heap allocations, counted by a
+//! global allocator). `decision-loop N` runs N decisions untimed for callgrind (`just bench
+//! callgrind`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,11 +17,17 @@ use hpa_harness::protocol::{
 use hpa_harness::runner::{RunOptions, resolve_settings, run_case};
 use hpa_harness::target::{CoreSession, CoreTarget, GateSupport, Session, seeded_memory};
 use hpa_harness::world::World;
+use hpa_reference::view::MetricReading;
 use hpa_reference::{
     ConditionStatus, ContainerRequests, Memory, MetricValues, Observation, PodMetric, PodPhase,
     PodView, ReadyCondition, Recommendation, ScaleEvent, ScaleView, Settings, Time, decide,
 };
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+/// Counts heap allocations (the decision benchmark prints them per decision).
+#[global_allocator]
+static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -78,7 +86,18 @@ fn hpa() -> HorizontalPodAutoscaler {
     .expect("valid HPA")
 }
 
-fn bench_decision() {
+/// The decision benchmark's inputs: an HPA with 3 metrics and behavior, 100 pods, their samples,
+/// and a memory with a full recommendation and scale-event history.
+struct DecisionFixture {
+    hpa: HorizontalPodAutoscaler,
+    t0: Time,
+    pods: Vec<PodView>,
+    metrics: Vec<MetricReading>,
+    settings: Settings,
+    memory: Memory,
+}
+
+fn decision_fixture() -> DecisionFixture {
     let hpa = hpa();
     let t0 = Time::from_secs(1_000_000);
     let pods: Vec<PodView> = (0..100)
@@ -119,8 +138,7 @@ fn bench_decision() {
         })
     };
     let metrics = vec![samples(300), samples(400_000_000_000), samples(120_000)];
-    let settings = Settings::default();
-    let mut memory = Memory {
+    let memory = Memory {
         recommendations: Some(
             (0..20)
                 .map(|i| Recommendation {
@@ -144,39 +162,73 @@ fn bench_decision() {
             })
             .collect(),
     };
+    DecisionFixture {
+        hpa,
+        t0,
+        pods,
+        metrics,
+        settings: Settings::default(),
+        memory,
+    }
+}
+
+/// Decision `i` of the benchmark's sequence: each is the next sync period, so the oldest
+/// recommendation slot is reused and the history stays full (as in a long-running controller).
+/// Returns the desired replicas.
+fn decision_step(f: &mut DecisionFixture, i: usize) -> i32 {
+    let obs = Observation {
+        now: f.t0.plus(Duration::from_secs(15 * i as u64)),
+        hpa: &f.hpa,
+        scale: Ok(ScaleView {
+            spec_replicas: 100,
+            status_replicas: 100,
+            selector: Some("app=web".into()),
+        }),
+        pods: &f.pods,
+        metrics: &f.metrics,
+        hpas_selecting_pods: &[],
+    };
+    let plan = decide(&obs, &f.settings, &mut f.memory);
+    let d = plan.finish(Ok(()), &mut f.memory);
+    d.status.desired_replicas
+}
+
+fn bench_decision() {
+    let mut f = decision_fixture();
     let iterations = 20_000;
     let mut samples_ns = Vec::with_capacity(iterations);
     let mut sink = 0i64;
+    let mut allocations = 0usize;
     for i in 0..iterations {
-        // Each iteration is the next sync period, so the oldest recommendation slot is reused and
-        // the history stays full (as in a long-running controller).
-        let obs = Observation {
-            now: t0.plus(Duration::from_secs(15 * i as u64)),
-            hpa: &hpa,
-            scale: Ok(ScaleView {
-                spec_replicas: 100,
-                status_replicas: 100,
-                selector: Some("app=web".into()),
-            }),
-            pods: &pods,
-            metrics: &metrics,
-            hpas_selecting_pods: &[],
-        };
+        let region = Region::new(GLOBAL);
         let start = Instant::now();
-        let plan = decide(&obs, &settings, &mut memory);
-        let d = plan.finish(Ok(()), &mut memory);
+        let desired = decision_step(&mut f, i);
         samples_ns.push(start.elapsed());
-        sink += i64::from(d.status.desired_replicas);
+        let stats = region.change();
+        allocations += stats.allocations + stats.reallocations;
+        sink += i64::from(desired);
     }
     let min = *samples_ns.iter().min().expect("runs");
     println!(
-        "decision: 100 pods x 3 metrics, behavior on, {} recommendations, {}+{} scale events: median {:.2} µs, min {:.2} µs ({iterations} runs; checksum {sink})",
-        memory.recommendations.as_ref().map_or(0, Vec::len),
-        memory.scale_up_events.len(),
-        memory.scale_down_events.len(),
+        "decision: 100 pods x 3 metrics, behavior on, {} recommendations, {}+{} scale events: median {:.2} µs, min {:.2} µs, {:.1} heap allocations per decision ({iterations} runs; checksum {sink})",
+        f.memory.recommendations.as_ref().map_or(0, Vec::len),
+        f.memory.scale_up_events.len(),
+        f.memory.scale_down_events.len(),
         median(samples_ns).as_secs_f64() * 1e6,
-        min.as_secs_f64() * 1e6
+        min.as_secs_f64() * 1e6,
+        allocations as f64 / iterations as f64,
     );
+}
+
+/// `decision-loop N`: N decisions of the decision benchmark, untimed, for an instruction count
+/// under callgrind (`just bench callgrind` subtracts the count of `decision-loop 0`).
+fn decision_loop(n: usize) {
+    let mut f = decision_fixture();
+    let mut sink = 0i64;
+    for i in 0..n {
+        sink += i64::from(decision_step(&mut f, i));
+    }
+    println!("decision-loop: {n} decisions (checksum {sink})");
 }
 
 /// The decision benchmark's scenario as a case: 100 pods, 3 metrics, behavior on.
@@ -402,6 +454,11 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
+    if words.first().map(String::as_str) == Some("decision-loop") {
+        let n = words.get(1).and_then(|n| n.parse().ok()).unwrap_or(1000);
+        decision_loop(n);
+        return;
+    }
     let wanted = |name: &str| words.is_empty() || words.iter().any(|w| name.contains(w.as_str()));
     let benches: [(&str, fn()); 5] = [
         ("corpus", bench_corpus),

@@ -12,7 +12,7 @@ use k8s_openapi::api::autoscaling::v2::{
     HorizontalPodAutoscalerStatus, MetricStatus,
 };
 
-use crate::calculator::{CalcContext, Reasoning, Tolerances};
+use crate::calculator::{CalcContext, PodOrder, Reasoning, Tolerances, sorted_index};
 use crate::conditions::{
     ABLE_TO_SCALE, SCALED_TO_ZERO, SCALING_ACTIVE, SCALING_LIMITED, is_true, kube_time,
     remove_condition, set_condition,
@@ -191,12 +191,9 @@ pub struct Decision {
     ended: bool,
 }
 
-fn hpa_key(obs: &Observation<'_>) -> (String, String) {
-    let m = &obs.hpa.metadata;
-    (
-        m.namespace.clone().unwrap_or_else(|| "default".into()),
-        m.name.clone().unwrap_or_default(),
-    )
+/// The HPA's namespace (`default` when unset).
+fn hpa_namespace<'a>(obs: &Observation<'a>) -> &'a str {
+    obs.hpa.metadata.namespace.as_deref().unwrap_or("default")
 }
 
 /// The tolerance band for this HPA: the flag, overridden per direction by
@@ -248,11 +245,18 @@ pub fn decide_with(
 ) -> Plan {
     let now = obs.now;
     let spec = &obs.hpa.spec;
-    let original = obs.hpa.status.clone().unwrap_or_default();
+    let no_status;
+    let original: &HorizontalPodAutoscalerStatus = match &obs.hpa.status {
+        Some(s) => s,
+        None => {
+            no_status = HorizontalPodAutoscalerStatus::default();
+            &no_status
+        }
+    };
     let mut conditions: Vec<HorizontalPodAutoscalerCondition> =
         original.conditions.clone().unwrap_or_default();
     let mut events = Vec::new();
-    let behavior = spec.behavior.clone();
+    let behavior = spec.behavior.as_ref();
     let metrics_spec: &[k8s_openapi::api::autoscaling::v2::MetricSpec] =
         spec.metrics.as_deref().unwrap_or_default();
     let has_object_or_external = metrics_spec
@@ -274,19 +278,25 @@ pub fn decide_with(
             rescale_reason: None,
         },
         now,
-        status: original.clone(),
+        // What `finish` reads of the original status (the conditions are set below); the failed
+        // scale read keeps the whole of it.
+        status: HorizontalPodAutoscalerStatus {
+            desired_replicas: original.desired_replicas,
+            last_scale_time: original.last_scale_time.clone(),
+            ..HorizontalPodAutoscalerStatus::default()
+        },
         metric_statuses: None,
         events: Vec::new(),
         fatal: None,
         partial: None,
-        behavior: behavior.clone(),
+        behavior: behavior.cloned(),
         reference: String::new(),
         scale_to_zero: gates.hpa_scale_to_zero,
         min_replicas,
         has_object_or_external,
     };
 
-    let (namespace, _) = hpa_key(obs);
+    let namespace = hpa_namespace(obs);
     let reference = format!(
         "{}/{}/{}",
         spec.scale_target_ref.kind, namespace, spec.scale_target_ref.name
@@ -308,7 +318,10 @@ pub fn decide_with(
                 format!("the HPA controller was unable to get the target's current scale: {e}"),
                 now,
             );
-            plan.status.conditions = Some(conditions);
+            plan.status = HorizontalPodAutoscalerStatus {
+                conditions: Some(conditions),
+                ..original.clone()
+            };
             plan.events = events;
             plan.fatal = Some((
                 format!("failed to query scale subresource for {reference}: {e}"),
@@ -440,16 +453,25 @@ pub fn decide_with(
         let mut metric_name = String::new();
         let mut metric_desired = 0;
         if failure.is_none() {
-            let tolerances = tolerances_for(behavior.as_ref(), settings);
+            let tolerances = tolerances_for(behavior, settings);
+            // The pods by name, shared by all metrics: as listed when sorted (the usual case).
+            let pod_index;
+            let pod_order = match PodOrder::of(obs.pods) {
+                Some(order) => order,
+                None => {
+                    pod_index = sorted_index(obs.pods);
+                    PodOrder::Indexed(&pod_index)
+                }
+            };
             let ctx = CalcContext {
                 now,
-                namespace: &namespace,
+                namespace,
                 pods: obs.pods,
                 tolerances,
                 cpu_initialization_period: settings.cpu_initialization_period,
                 initial_readiness_delay: settings.initial_readiness_delay,
                 pod_level_resources: gates.pod_level_resources,
-                pods_sorted: Some(obs.pods.windows(2).all(|w| w[0].name < w[1].name)),
+                pod_order,
             };
             let mut statuses = vec![MetricStatus::default(); metrics_spec.len()];
             let mut invalid = 0usize;
@@ -545,7 +567,7 @@ pub fn decide_with(
         if let Some((err, origin)) = failure {
             plan.explanation.path = Path::MetricsFailed;
             plan.status = status_of(
-                &original,
+                original,
                 current,
                 original.desired_replicas,
                 metric_statuses,
@@ -581,7 +603,7 @@ pub fn decide_with(
         if desired < current {
             rescale_reason = "All metrics below target".into();
         }
-        let n = match &behavior {
+        let n = match behavior {
             None => normalize::without_behavior(
                 now,
                 settings,
@@ -729,7 +751,11 @@ impl Plan {
         }
         let (partial, partial_origin) = partial.unzip();
         let original_desired = status.desired_replicas;
-        let original_last_scale = status.clone();
+        // status_of reads only the last scale time of the original status.
+        let original_last_scale = HorizontalPodAutoscalerStatus {
+            last_scale_time: status.last_scale_time.clone(),
+            ..HorizontalPodAutoscalerStatus::default()
+        };
         let mut conditions = status.conditions.unwrap_or_default();
         let Some(r) = rescale else {
             return Decision {

@@ -237,10 +237,19 @@ pub fn resource_metric(
     let Some(first) = api.items.first() else {
         return Err("no metrics returned from resource metrics API".into());
     };
-    let mut samples = BTreeMap::new();
+    let mut samples = Vec::with_capacity(api.items.len());
+    // Every item usually has the same window: parsed once per distinct spelling in a row.
+    let mut last_window: Option<(&str, Duration)> = None;
     for m in &api.items {
         let name = m.metadata.name.clone().unwrap_or_default();
-        let window = parse_go_duration(&m.window).unwrap_or(Duration::ZERO);
+        let window = match last_window {
+            Some((text, d)) if text == m.window => d,
+            _ => {
+                let d = parse_go_duration(&m.window).unwrap_or(Duration::ZERO);
+                last_window = Some((&m.window, d));
+                d
+            }
+        };
         let value = match container {
             Some(c) => m
                 .containers
@@ -262,18 +271,19 @@ pub fn resource_metric(
             }
         };
         if let Some(value) = value {
-            samples.insert(
+            samples.push((
                 name,
                 PodMetric {
                     value,
                     timestamp: time(&m.timestamp),
                     window,
                 },
-            );
+            ));
         }
     }
     Ok(MetricValues::PerPod {
-        samples,
+        // Built in one go (the last sample of a name wins, as with inserts).
+        samples: samples.into_iter().collect(),
         timestamp: time(&first.timestamp),
     })
 }

@@ -1,71 +1,175 @@
-//! Sorting pods into ready, unready, missing-metric and ignored (upstream's `groupPods`).
+//! Sorting pods into ready, unready, missing-metric and ignored (upstream's `groupPods`), in one
+//! merged walk over the pods in name order and a metric's samples (a `BTreeMap`, so also in name
+//! order): no set or map is built per metric, and nothing is allocated when the pods come sorted
+//! (the usual case; the decision sorts an index of them once otherwise and shares it by all its
+//! metrics). Pod names are unique, as in one namespace.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::lookup::{Ascending, ascending};
 use crate::time::Time;
 use crate::view::{ConditionStatus, PodMetric, PodPhase, PodView};
 
-/// The pods of a target, grouped the way the replica calculator needs them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PodGroups<'a> {
+/// How many pods fall in each group for one metric.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PodGroups {
     /// Pods whose samples count.
     pub ready_count: usize,
     /// Pending pods, and (for CPU) pods not yet ready or still warming up.
-    pub unready: BTreeSet<&'a str>,
+    pub unready: usize,
     /// Pods the metrics API returned no sample for.
-    pub missing: BTreeSet<&'a str>,
+    pub missing: usize,
     /// Deleted and failed pods: never counted.
-    pub ignored: BTreeSet<&'a str>,
+    pub ignored: usize,
 }
 
-/// Groups `pods` for a metric whose samples are `samples`. `resource` is the resource name for
-/// Resource/ContainerResource metrics and `None` for custom metrics; the readiness and warm-up
-/// rules apply only to `cpu`.
-pub fn group_pods<'a>(
-    pods: &'a [PodView],
+/// The group of one pod for one metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// Its sample counts.
+    Ready,
+    /// Set aside (pending; for CPU, not ready or warming up); its sample, if any, is dropped.
+    Unready,
+    /// No sample.
+    Missing,
+    /// Deleted or failed; its sample, if any, is dropped.
+    Ignored,
+}
+
+/// The order in which to walk a decision's pods: by name. Computed once per decision and shared by
+/// all its metrics.
+#[derive(Debug, Clone, Copy)]
+pub enum PodOrder<'a> {
+    /// The pods are already in strictly ascending name order.
+    Listed,
+    /// Indices of the pods in ascending name order.
+    Indexed(&'a [usize]),
+}
+
+impl PodOrder<'_> {
+    /// The order of `pods`: [`PodOrder::Listed`] when they are sorted (nothing to allocate), else
+    /// `None` and the caller sorts an index with [`sorted_index`].
+    pub fn of(pods: &[PodView]) -> Option<PodOrder<'static>> {
+        pods.windows(2)
+            .all(|w| w[0].name < w[1].name)
+            .then_some(PodOrder::Listed)
+    }
+}
+
+/// Indices of `pods` in ascending name order (stable for equal names).
+pub fn sorted_index(pods: &[PodView]) -> Vec<usize> {
+    let mut index: Vec<usize> = (0..pods.len()).collect();
+    index.sort_by(|a, b| pods[*a].name.cmp(&pods[*b].name));
+    index
+}
+
+/// Walks `pods` in `order` along with `samples`: `visit(Some((index, pod, group)), sample)` for each
+/// pod (`index` in `pods`) and `visit(None, Some(sample))` for each sample of a name that is not a
+/// pod's (those still count in plain averages, as upstream keeps them). `resource` is the resource name for Resource and
+/// ContainerResource metrics and `None` for custom metrics; the readiness and warm-up rules apply
+/// only to `cpu`. Returns the group counts.
+#[allow(clippy::too_many_arguments)]
+pub fn walk_pods<'p>(
+    pods: &'p [PodView],
+    order: PodOrder<'_>,
     samples: &BTreeMap<String, PodMetric>,
     resource: Option<&str>,
     cpu_initialization_period: Duration,
     initial_readiness_delay: Duration,
     now: Time,
-    pods_sorted: Option<bool>,
-) -> PodGroups<'a> {
+    mut visit: impl FnMut(Option<(usize, &'p PodView, Group)>, Option<&PodMetric>),
+) -> PodGroups {
     let mut groups = PodGroups::default();
-    // Pods listed in name order (the usual case) are matched to samples in one merged pass;
-    // otherwise each pod is looked up.
-    let sorted = pods_sorted.unwrap_or_else(|| ascending(pods.iter().map(|p| p.name.as_str())));
-    let mut cursor = Ascending::new(samples, sorted);
-    let mut sample_of = |name: &str| cursor.get(name);
-    for pod in pods {
-        if pod.deleted || pod.phase == PodPhase::Failed {
-            groups.ignored.insert(pod.name.as_str());
-            continue;
-        }
-        if pod.phase == PodPhase::Pending {
-            groups.unready.insert(pod.name.as_str());
-            continue;
-        }
-        let Some(sample) = sample_of(&pod.name) else {
-            groups.missing.insert(pod.name.as_str());
-            continue;
+    let cpu = resource == Some("cpu");
+    let mut iter = samples.iter().peekable();
+    for k in 0..pods.len() {
+        let at = match order {
+            PodOrder::Listed => k,
+            PodOrder::Indexed(index) => index[k],
         };
-        if resource == Some("cpu")
-            && cpu_unready(
-                pod,
-                sample,
-                cpu_initialization_period,
-                initial_readiness_delay,
-                now,
-            )
-        {
-            groups.unready.insert(pod.name.as_str());
-            continue;
+        let pod = &pods[at];
+        let mut sample = None;
+        while let Some((name, s)) = iter.peek() {
+            match name.as_str().cmp(&pod.name) {
+                Ordering::Less => {
+                    visit(None, Some(s));
+                    iter.next();
+                }
+                Ordering::Equal => {
+                    sample = Some(*s);
+                    iter.next();
+                    break;
+                }
+                Ordering::Greater => break,
+            }
         }
-        groups.ready_count += 1;
+        let group = if pod.deleted || pod.phase == PodPhase::Failed {
+            groups.ignored += 1;
+            Group::Ignored
+        } else if pod.phase == PodPhase::Pending {
+            groups.unready += 1;
+            Group::Unready
+        } else {
+            match sample {
+                None => {
+                    groups.missing += 1;
+                    Group::Missing
+                }
+                Some(s)
+                    if cpu
+                        && cpu_unready(
+                            pod,
+                            s,
+                            cpu_initialization_period,
+                            initial_readiness_delay,
+                            now,
+                        ) =>
+                {
+                    groups.unready += 1;
+                    Group::Unready
+                }
+                Some(_) => {
+                    groups.ready_count += 1;
+                    Group::Ready
+                }
+            }
+        };
+        visit(Some((at, pod, group)), sample);
+    }
+    for (_, s) in iter {
+        visit(None, Some(s));
     }
     groups
+}
+
+/// [`walk_pods`] for the counts alone (pods in any order).
+pub fn group_pods(
+    pods: &[PodView],
+    samples: &BTreeMap<String, PodMetric>,
+    resource: Option<&str>,
+    cpu_initialization_period: Duration,
+    initial_readiness_delay: Duration,
+    now: Time,
+) -> PodGroups {
+    let index;
+    let order = match PodOrder::of(pods) {
+        Some(o) => o,
+        None => {
+            index = sorted_index(pods);
+            PodOrder::Indexed(&index)
+        }
+    };
+    walk_pods(
+        pods,
+        order,
+        samples,
+        resource,
+        cpu_initialization_period,
+        initial_readiness_delay,
+        now,
+        |_, _| {},
+    )
 }
 
 /// Whether a CPU sample must be set aside: the pod is not ready, or it is still inside its CPU
@@ -137,7 +241,7 @@ mod tests {
             0,
         )];
         let samples = BTreeMap::from([("a".to_string(), sample(990))]);
-        let g = group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now, None);
+        let g = group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now);
         assert_eq!(g.ready_count, 1);
     }
 
@@ -152,13 +256,11 @@ mod tests {
         )];
         let samples = BTreeMap::from([("a".to_string(), sample(990))]);
         assert_eq!(
-            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now, None)
-                .unready
-                .len(),
+            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now).unready,
             1
         );
         assert_eq!(
-            group_pods(&pods, &samples, None, INIT, DELAY, now, None).ready_count,
+            group_pods(&pods, &samples, None, INIT, DELAY, now).ready_count,
             1
         );
     }
@@ -175,7 +277,7 @@ mod tests {
         )];
         let samples = BTreeMap::from([("a".to_string(), sample(990))]);
         assert_eq!(
-            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now, None).ready_count,
+            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now).ready_count,
             1
         );
     }
@@ -192,15 +294,13 @@ mod tests {
         // transition + window = 210 > sample time 200 → unready
         let samples = BTreeMap::from([("a".to_string(), sample(200))]);
         assert_eq!(
-            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now, None)
-                .unready
-                .len(),
+            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now).unready,
             1
         );
         // sample exactly at transition + window is not before it → ready
         let samples = BTreeMap::from([("a".to_string(), sample(210))]);
         assert_eq!(
-            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now, None).ready_count,
+            group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now).ready_count,
             1
         );
     }
@@ -220,10 +320,48 @@ mod tests {
             ("d".to_string(), sample(990)),
             ("p".to_string(), sample(990)),
         ]);
-        let g = group_pods(&pods, &samples, Some("memory"), INIT, DELAY, now, None);
-        assert_eq!(g.ignored.len(), 2);
-        assert!(g.unready.contains("p"));
-        assert!(g.missing.contains("m"));
+        let g = group_pods(&pods, &samples, Some("memory"), INIT, DELAY, now);
+        assert_eq!(g.ignored, 2);
+        assert_eq!(g.unready, 1);
+        assert_eq!(g.missing, 1);
         assert_eq!(g.ready_count, 0);
+        // The same pods in another order group the same; each pod's group is reported.
+        let mut reversed = pods.clone();
+        reversed.reverse();
+        assert_eq!(
+            group_pods(&reversed, &samples, Some("memory"), INIT, DELAY, now),
+            g
+        );
+        let mut seen = Vec::new();
+        let mut extra = 0;
+        let samples = BTreeMap::from([
+            ("a".to_string(), sample(990)),
+            ("m".to_string(), sample(990)),
+            ("z".to_string(), sample(990)),
+        ]);
+        let index = sorted_index(&reversed);
+        walk_pods(
+            &reversed,
+            PodOrder::Indexed(&index),
+            &samples,
+            None,
+            INIT,
+            DELAY,
+            now,
+            |pod, s| match pod {
+                Some((_, p, g)) => seen.push((p.name.clone(), g, s.is_some())),
+                None => extra += 1,
+            },
+        );
+        assert_eq!(extra, 2, "samples of a and z match no pod");
+        assert_eq!(
+            seen,
+            [
+                ("d".to_string(), Group::Ignored, false),
+                ("f".to_string(), Group::Ignored, false),
+                ("m".to_string(), Group::Ready, true),
+                ("p".to_string(), Group::Unready, false),
+            ]
+        );
     }
 }

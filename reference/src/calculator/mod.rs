@@ -3,16 +3,15 @@
 //! replica proposal per metric source.
 
 mod grouping;
-mod lookup;
 mod replicas;
 mod requests;
 mod usage;
 
-pub use grouping::{PodGroups, group_pods};
+pub use grouping::{Group, PodGroups, PodOrder, group_pods, sorted_index, walk_pods};
 pub use replicas::{
     CalcContext, Proposal, Reasoning, ResourceProposal, external_per_pod_replicas,
     external_value_replicas, object_per_pod_replicas, object_value_replicas, plain_metric_replicas,
     resource_replicas,
 };
-pub use requests::{RequestError, pod_requests};
+pub use requests::{RequestError, pod_request};
 pub use usage::{Tolerances, metric_usage_ratio, resource_utilization_ratio};

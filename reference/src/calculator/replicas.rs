@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::grouping::{PodGroups, group_pods};
-use super::requests::pod_requests;
+use super::grouping::{Group, PodGroups, PodOrder, walk_pods};
+use super::requests::pod_request;
 use super::usage::{Tolerances, metric_usage_ratio, resource_utilization_ratio};
 use crate::gomath::{go_i32, go_i64};
 use crate::time::Time;
@@ -30,8 +30,9 @@ pub struct CalcContext<'a> {
     pub initial_readiness_delay: Duration,
     /// The PodLevelResources gate.
     pub pod_level_resources: bool,
-    /// Whether `pods` are in ascending name order (`None`: find out).
-    pub pods_sorted: Option<bool>,
+    /// The order of `pods` by name ([`PodOrder::of`], or an index from
+    /// [`super::sorted_index`]), shared by all metrics of the decision.
+    pub pod_order: PodOrder<'a>,
 }
 
 /// Why a per-pod proposal came out as it did (for traces and `explain`).
@@ -57,9 +58,9 @@ impl Reasoning {
             ratio,
             adjusted_ratio: None,
             ready: g.ready_count,
-            unready: g.unready.len(),
-            missing: g.missing.len(),
-            ignored: g.ignored.len(),
+            unready: g.unready,
+            missing: g.missing,
+            ignored: g.ignored,
         }
     }
 }
@@ -106,38 +107,15 @@ fn ceil_i32_capped(x: f64) -> i32 {
     }
 }
 
-fn group<'a>(
-    ctx: &CalcContext<'a>,
-    samples: &BTreeMap<String, PodMetric>,
-    resource: Option<&str>,
-) -> Result<PodGroups<'a>, String> {
+fn no_pods(ctx: &CalcContext<'_>) -> Result<(), String> {
     if ctx.pods.is_empty() {
         return Err("no pods returned by selector while calculating replica count".to_string());
     }
-    Ok(group_pods(
-        ctx.pods,
-        samples,
-        resource,
-        ctx.cpu_initialization_period,
-        ctx.initial_readiness_delay,
-        ctx.now,
-        ctx.pods_sorted,
-    ))
+    Ok(())
 }
 
-/// The samples of pods that are neither ignored nor unready, as (pod, value). Filled-in values
-/// for missing and unready pods are appended later; no name can appear twice, since missing pods
-/// have no sample and unready ones were just removed.
-fn without<'a>(samples: &'a BTreeMap<String, PodMetric>, g: &PodGroups<'_>) -> Vec<(&'a str, i64)> {
-    let skip = |name: &str| {
-        (!g.ignored.is_empty() && g.ignored.contains(name))
-            || (!g.unready.is_empty() && g.unready.contains(name))
-    };
-    samples
-        .iter()
-        .filter(|(name, _)| !skip(name))
-        .map(|(n, s)| (n.as_str(), s.value))
-        .collect()
+fn metrics_empty() -> String {
+    "did not receive metrics for targeted pods (pods might be unready)".to_string()
 }
 
 /// Applies the dampening rules shared by the resource and plain paths once missing and unready
@@ -163,26 +141,79 @@ fn dampened(
 }
 
 /// A Resource or ContainerResource metric with a utilization target (`GetResourceReplicas`).
-pub fn resource_replicas<'a>(
-    ctx: &CalcContext<'a>,
+///
+/// Upstream builds the list of samples that count (ready pods' and those of names that are no
+/// pod's), looks each pod's request up, then appends filled-in samples for missing and unready pods;
+/// only the totals matter, so one walk over the pods sums each part.
+pub fn resource_replicas(
+    ctx: &CalcContext<'_>,
     current: i32,
     target_utilization: i32,
     resource: &str,
     container: Option<&str>,
-    samples: &'a BTreeMap<String, PodMetric>,
+    samples: &BTreeMap<String, PodMetric>,
     timestamp: Time,
 ) -> Result<ResourceProposal, String> {
-    let groups = group(ctx, samples, Some(resource))?;
-    let mut metrics = without(samples, &groups);
-    if metrics.is_empty() {
-        return Err(
-            "did not receive metrics for targeted pods (pods might be unready)".to_string(),
-        );
+    no_pods(ctx)?;
+    // The samples that count: their number, and their value and request totals over those with
+    // a known pod.
+    let mut counted = 0usize;
+    let (mut metrics_total, mut requests_total, mut entries) = (0i64, 0i64, 0i64);
+    // Filled-in parts: missing pods' requests, the values a scale-down gives them, and unready
+    // pods' requests (their value is 0).
+    let fill_percent = i64::from(target_utilization.max(100));
+    let (mut missing_requests, mut missing_fill, mut unready_requests) = (0i64, 0i64, 0i64);
+    // The first pod (in list order) whose request is missing: upstream's request error.
+    let mut request_error: Option<usize> = None;
+    let groups = walk_pods(
+        ctx.pods,
+        ctx.pod_order,
+        samples,
+        Some(resource),
+        ctx.cpu_initialization_period,
+        ctx.initial_readiness_delay,
+        ctx.now,
+        |visited, sample| {
+            let Some((at, pod, group)) = visited else {
+                counted += 1;
+                return;
+            };
+            let request = match pod_request(pod, container, resource, ctx.pod_level_resources) {
+                Ok(r) => r,
+                Err(_) => {
+                    request_error = Some(request_error.map_or(at, |e| e.min(at)));
+                    0
+                }
+            };
+            match group {
+                Group::Ready => {
+                    let value = sample.map_or(0, |s| s.value);
+                    counted += 1;
+                    metrics_total = metrics_total.wrapping_add(value);
+                    requests_total = requests_total.wrapping_add(request);
+                    entries += 1;
+                }
+                Group::Missing => {
+                    missing_requests = missing_requests.wrapping_add(request);
+                    missing_fill =
+                        missing_fill.wrapping_add(request.wrapping_mul(fill_percent) / 100);
+                }
+                Group::Unready => unready_requests = unready_requests.wrapping_add(request),
+                Group::Ignored => {}
+            }
+        },
+    );
+    if counted == 0 {
+        return Err(metrics_empty());
     }
-    let requests = pod_requests(ctx.pods, container, resource, ctx.pod_level_resources)
-        .map_err(|e| e.to_string())?;
+    if let Some(at) = request_error {
+        let pod = &ctx.pods[at];
+        if let Err(e) = pod_request(pod, container, resource, ctx.pod_level_resources) {
+            return Err(e.to_string());
+        }
+    }
     let (ratio, utilization, raw_average) =
-        resource_utilization_ratio(&metrics, &requests, target_utilization)?;
+        resource_utilization_ratio(metrics_total, requests_total, entries, target_utilization)?;
     let mut reasoning = Reasoning::from_groups(ratio, &groups);
     let done = |replicas: i32, reasoning: Reasoning| ResourceProposal {
         replicas,
@@ -192,8 +223,8 @@ pub fn resource_replicas<'a>(
         reasoning,
     };
 
-    let scale_up_with_unready = !groups.unready.is_empty() && ratio > 1.0;
-    if !scale_up_with_unready && groups.missing.is_empty() {
+    let scale_up_with_unready = groups.unready > 0 && ratio > 1.0;
+    if !scale_up_with_unready && groups.missing == 0 {
         if ctx.tolerances.is_within(ratio) {
             return Ok(done(current, reasoning));
         }
@@ -202,48 +233,60 @@ pub fn resource_replicas<'a>(
     if ratio < 1.0 {
         // Scale-down: a pod without a sample is taken to use 100% of its request, or the target
         // when that is above 100%.
-        let fill_percent = i64::from(target_utilization.max(100));
-        for pod in &groups.missing {
-            let request = requests.get(pod).copied().unwrap_or(0);
-            metrics.push((pod, request * fill_percent / 100));
-        }
+        metrics_total = metrics_total.wrapping_add(missing_fill);
+        requests_total = requests_total.wrapping_add(missing_requests);
+        counted += groups.missing;
     } else if ratio > 1.0 {
-        for pod in &groups.missing {
-            metrics.push((pod, 0));
-        }
+        requests_total = requests_total.wrapping_add(missing_requests);
+        counted += groups.missing;
     }
     if scale_up_with_unready {
-        for pod in &groups.unready {
-            metrics.push((pod, 0));
-        }
+        requests_total = unready_requests.wrapping_add(requests_total);
+        counted += groups.unready;
     }
-    let (new_ratio, _, _) = resource_utilization_ratio(&metrics, &requests, target_utilization)?;
+    let (new_ratio, _, _) =
+        resource_utilization_ratio(metrics_total, requests_total, entries, target_utilization)?;
     reasoning.adjusted_ratio = Some(new_ratio);
     Ok(done(
-        dampened(current, ratio, new_ratio, metrics.len(), ctx.tolerances),
+        dampened(current, ratio, new_ratio, counted, ctx.tolerances),
         reasoning,
     ))
 }
 
 /// Pods metrics and Resource metrics with an average-value target (`calcPlainMetricReplicas`).
 /// `resource` is the resource name for Resource metrics (so CPU readiness rules apply) and `None`
-/// for Pods metrics.
-pub fn plain_metric_replicas<'a>(
-    ctx: &CalcContext<'a>,
+/// for Pods metrics. Like [`resource_replicas`], sums instead of building upstream's lists.
+pub fn plain_metric_replicas(
+    ctx: &CalcContext<'_>,
     current: i32,
     target: i64,
     resource: Option<&str>,
-    samples: &'a BTreeMap<String, PodMetric>,
+    samples: &BTreeMap<String, PodMetric>,
     timestamp: Time,
 ) -> Result<Proposal, String> {
-    let groups = group(ctx, samples, resource)?;
-    let mut metrics = without(samples, &groups);
-    if metrics.is_empty() {
-        return Err(
-            "did not receive metrics for targeted pods (pods might be unready)".to_string(),
-        );
+    no_pods(ctx)?;
+    let (mut total, mut counted) = (0i64, 0usize);
+    let groups = walk_pods(
+        ctx.pods,
+        ctx.pod_order,
+        samples,
+        resource,
+        ctx.cpu_initialization_period,
+        ctx.initial_readiness_delay,
+        ctx.now,
+        |visited, sample| {
+            // Ready pods' samples and those of names that are no pod's.
+            let counts = visited.is_none_or(|(_, _, group)| group == Group::Ready);
+            if let (true, Some(s)) = (counts, sample) {
+                total = total.wrapping_add(s.value);
+                counted += 1;
+            }
+        },
+    );
+    if counted == 0 {
+        return Err(metrics_empty());
     }
-    let (ratio, usage) = metric_usage_ratio(&metrics, target);
+    let (ratio, usage) = metric_usage_ratio(total, counted, target);
     let mut reasoning = Reasoning::from_groups(ratio, &groups);
     let done = |replicas: i32, reasoning: Reasoning| Proposal {
         replicas,
@@ -252,31 +295,26 @@ pub fn plain_metric_replicas<'a>(
         reasoning,
     };
 
-    let scale_up_with_unready = !groups.unready.is_empty() && ratio > 1.0;
-    if !scale_up_with_unready && groups.missing.is_empty() {
+    let scale_up_with_unready = groups.unready > 0 && ratio > 1.0;
+    if !scale_up_with_unready && groups.missing == 0 {
         if ctx.tolerances.is_within(ratio) {
             return Ok(done(current, reasoning));
         }
         return Ok(done(ceil_i32(ratio * groups.ready_count as f64), reasoning));
     }
     if ratio < 1.0 {
-        for pod in &groups.missing {
-            metrics.push((pod, target));
-        }
+        total = total.wrapping_add(target.wrapping_mul(groups.missing as i64));
+        counted += groups.missing;
     } else if ratio > 1.0 {
-        for pod in &groups.missing {
-            metrics.push((pod, 0));
-        }
+        counted += groups.missing;
     }
     if scale_up_with_unready {
-        for pod in &groups.unready {
-            metrics.push((pod, 0));
-        }
+        counted += groups.unready;
     }
-    let (new_ratio, _) = metric_usage_ratio(&metrics, target);
+    let (new_ratio, _) = metric_usage_ratio(total, counted, target);
     reasoning.adjusted_ratio = Some(new_ratio);
     Ok(done(
-        dampened(current, ratio, new_ratio, metrics.len(), ctx.tolerances),
+        dampened(current, ratio, new_ratio, counted, ctx.tolerances),
         reasoning,
     ))
 }

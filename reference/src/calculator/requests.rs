@@ -1,7 +1,5 @@
 //! Resource requests per pod (upstream's `calculateRequests`): the denominator of utilization.
 
-use std::collections::BTreeMap;
-
 use crate::view::PodView;
 
 /// A pod lacks the request utilization needs.
@@ -40,8 +38,8 @@ fn pod_level_supported(resource: &str) -> bool {
     matches!(resource, "cpu" | "memory") || resource.starts_with("hugepages-")
 }
 
-/// The request for `resource` of every pod in `pods` (ignored pods included, as upstream does),
-/// by pod name. With `container`, only that container's request counts (a restartable init
+/// The request for `resource` of one pod (upstream's `calculateRequests` checks every pod, ignored
+/// ones included). With `container`, only that container's request counts (a restartable init
 /// container too). Otherwise, when `pod_level_resources` is on and the pod requests any
 /// supported resource at pod level, the pod's aggregated requests: its pod-level request for
 /// `resource` if set, else the sum of the containers' (and sidecars') requests for it, a container
@@ -52,69 +50,58 @@ fn pod_level_supported(resource: &str) -> bool {
 /// Upstream adds the containers' quantities exactly and then takes the milli-value; this adds
 /// milli-values, which differs only for requests finer than a milli-unit. Plain init containers
 /// and pod overhead, which the aggregate also counts, are not in [`PodView`].
-pub fn pod_requests<'a>(
-    pods: &'a [PodView],
+pub fn pod_request(
+    pod: &PodView,
     container: Option<&str>,
     resource: &str,
     pod_level_resources: bool,
-) -> Result<BTreeMap<&'a str, i64>, RequestError> {
-    let mut out = Vec::with_capacity(pods.len());
-    for pod in pods {
-        let missing = |c: &str| RequestError::MissingRequest {
-            resource: resource.to_string(),
-            container: c.to_string(),
-            pod: pod.name.clone(),
-        };
-        let request = match container {
-            Some(name) => {
-                let c = pod
-                    .containers
+) -> Result<i64, RequestError> {
+    let missing = |c: &str| RequestError::MissingRequest {
+        resource: resource.to_string(),
+        container: c.to_string(),
+        pod: pod.name.clone(),
+    };
+    if let Some(name) = container {
+        let c = pod
+            .containers
+            .iter()
+            .chain(pod.sidecars.iter())
+            .find(|c| c.name == name)
+            .ok_or_else(|| RequestError::ContainerNotFound {
+                container: name.to_string(),
+                pod: pod.name.clone(),
+            })?;
+        return c.get(resource).ok_or_else(|| missing(&c.name));
+    }
+    let pod_level = pod
+        .pod_requests
+        .as_ref()
+        .filter(|reqs| pod_level_resources && reqs.iter().any(|(r, _)| pod_level_supported(r)));
+    match pod_level {
+        Some(reqs) => {
+            let own = reqs
+                .iter()
+                .find(|(r, _)| r == resource && pod_level_supported(r))
+                .map(|(_, v)| *v);
+            let aggregated = || {
+                pod.containers
                     .iter()
                     .chain(pod.sidecars.iter())
-                    .find(|c| c.name == name)
-                    .ok_or_else(|| RequestError::ContainerNotFound {
-                        container: name.to_string(),
-                        pod: pod.name.clone(),
-                    })?;
-                c.get(resource).ok_or_else(|| missing(&c.name))?
+                    .filter_map(|c| c.get(resource))
+                    .reduce(i64::wrapping_add)
+            };
+            own.or_else(aggregated)
+                .ok_or_else(|| RequestError::MissingPodLevelRequest {
+                    resource: resource.to_string(),
+                    pod: pod.name.clone(),
+                })
+        }
+        None => {
+            let mut sum = 0i64;
+            for c in pod.containers.iter().chain(pod.sidecars.iter()) {
+                sum = sum.wrapping_add(c.get(resource).ok_or_else(|| missing(&c.name))?);
             }
-            None => {
-                let pod_level = pod.pod_requests.as_ref().filter(|reqs| {
-                    pod_level_resources && reqs.iter().any(|(r, _)| pod_level_supported(r))
-                });
-                match pod_level {
-                    Some(reqs) => {
-                        let own = reqs
-                            .iter()
-                            .find(|(r, _)| r == resource && pod_level_supported(r))
-                            .map(|(_, v)| *v);
-                        let aggregated = || {
-                            pod.containers
-                                .iter()
-                                .chain(pod.sidecars.iter())
-                                .filter_map(|c| c.get(resource))
-                                .reduce(i64::wrapping_add)
-                        };
-                        own.or_else(aggregated).ok_or_else(|| {
-                            RequestError::MissingPodLevelRequest {
-                                resource: resource.to_string(),
-                                pod: pod.name.clone(),
-                            }
-                        })?
-                    }
-                    None => {
-                        let mut sum = 0i64;
-                        for c in pod.containers.iter().chain(pod.sidecars.iter()) {
-                            sum =
-                                sum.wrapping_add(c.get(resource).ok_or_else(|| missing(&c.name))?);
-                        }
-                        sum
-                    }
-                }
-            }
-        };
-        out.push((pod.name.as_str(), request));
+            Ok(sum)
+        }
     }
-    // Built in one go (sorting once) rather than by repeated inserts.
-    Ok(out.into_iter().collect())
 }

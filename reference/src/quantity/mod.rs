@@ -179,6 +179,41 @@ const MAX_INT_DIGITS: i128 = 20;
 /// `"10E"`). Huge exponents are handled arithmetically, never by looping over
 /// the exponent.
 pub fn parse_milli(s: &str) -> Result<i64, QuantityError> {
+    match plain_milli(s) {
+        Some(v) => Ok(v),
+        None => parse_milli_general(s),
+    }
+}
+
+/// The milli-value of the common spellings — up to 15 decimal digits and one of the suffixes
+/// `m`, none, `k`, `M`, `G`, `Ki`, `Mi`, `Gi` — without the general parser's digit vector (the
+/// metrics APIs' answers are full of them); `None` for anything else or on overflow, which the
+/// general parser then decides.
+fn plain_milli(s: &str) -> Option<i64> {
+    let bytes = s.as_bytes();
+    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || digits > 15 {
+        return None;
+    }
+    let multiplier: i64 = match &bytes[digits..] {
+        b"m" => 1,
+        b"" => 1_000,
+        b"k" => 1_000_000,
+        b"M" => 1_000_000_000,
+        b"G" => 1_000_000_000_000,
+        b"Ki" => 1_024_000,
+        b"Mi" => 1_048_576_000,
+        b"Gi" => 1_073_741_824_000,
+        _ => return None,
+    };
+    let n = bytes[..digits]
+        .iter()
+        .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+    n.checked_mul(multiplier)
+}
+
+/// [`parse_milli`] for any quantity.
+fn parse_milli_general(s: &str) -> Result<i64, QuantityError> {
     let Parsed {
         negative,
         mut digits,
@@ -608,6 +643,39 @@ mod tests {
             assert_eq!(milli, units * 1000 + frac, "{text}");
             let approx = approx_f64(&text).unwrap_or_default();
             assert!((approx * 1000.0 - milli as f64).abs() < 1e-3, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_plain_spellings_parse_as_the_general_parser_does() {
+        let mut checked = 0;
+        for digits in ["0", "7", "007", "500", "123456789012345", "999999999999999"] {
+            for suffix in ["m", "", "k", "M", "G", "Ki", "Mi", "Gi"] {
+                let s = format!("{digits}{suffix}");
+                let general = parse_milli_general(&s);
+                match plain_milli(&s) {
+                    Some(v) => {
+                        assert_eq!(Ok(v), general, "{s}");
+                        checked += 1;
+                    }
+                    // Only an overflow leaves a plain spelling to the general parser.
+                    None => assert!(general.is_err(), "{s}: {general:?}"),
+                }
+            }
+        }
+        assert!(checked > 30, "{checked}");
+        for other in [
+            "",
+            "m",
+            "1.5",
+            "1e3",
+            "+1",
+            "-1",
+            "1Ti",
+            "1 m",
+            "1000000000000000",
+        ] {
+            assert_eq!(plain_milli(other), None, "{other}");
         }
     }
 }
