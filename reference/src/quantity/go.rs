@@ -184,6 +184,11 @@ fn exceeds(digits: &[u8], zeros: u64, bound: u128) -> bool {
 ///
 /// [`QuantityError::Format`] if `s` is not a quantity.
 pub fn milli_value(s: &str) -> Result<i64, QuantityError> {
+    // The common spellings (digits and a plain suffix) that do not overflow are exact in both
+    // forms; the rest goes through the model of apimachinery's forms.
+    if let Some(milli) = super::plain_milli(s) {
+        return Ok(milli);
+    }
     if s == "0" {
         return Ok(0);
     }
@@ -418,6 +423,27 @@ mod tests {
                 go_float(float).to_bits(),
                 "AsApproximateFloat64({input}) = {got:?}, Go: {float}"
             );
+        }
+    }
+
+    #[test]
+    fn plain_spellings_agree_with_the_model() {
+        for digits in ["0", "7", "007", "500", "12345678901", "123456789012345"] {
+            for suffix in ["m", "", "k", "M", "G", "Ki", "Mi", "Gi"] {
+                let s = format!("{digits}{suffix}");
+                let Some(fast) = super::super::plain_milli(&s) else {
+                    continue;
+                };
+                let p = parse(&s).expect("parses");
+                let model = match amount(&p) {
+                    Amount::Int { value, scale } if scale < -3 => {
+                        away_from_zero_div_pow10(value, (-3 - scale) as u32)
+                    }
+                    Amount::Int { value, scale } => times_pow10(value, (scale + 3) as u32),
+                    _ => panic!("{s}: a plain spelling is an int64 amount"),
+                };
+                assert_eq!(fast, model, "{s}");
+            }
         }
     }
 
