@@ -167,8 +167,9 @@ pub fn generic_response_message(code: u16, body: &str, req: RequestFor<'_>) -> S
     }
 }
 
-/// Go's `%q` of a string (the printable ASCII subset this text needs; other characters escaped).
-fn go_quote(s: &str) -> String {
+/// Go's `%q` of a string (the printable ASCII subset this text needs; other characters escaped):
+/// also the `Invalid value: "…"` of the selector parser's field errors.
+pub(crate) fn go_quote(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {

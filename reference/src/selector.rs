@@ -136,26 +136,6 @@ fn lex(s: &str) -> Vec<(Token, String)> {
     }
 }
 
-/// Go's `%q` of a string, for the `Invalid value: "…"` of field errors.
-fn go_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 const LABEL_KEY_FORMAT: &str = "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 const LABEL_KEY_MESSAGE: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
@@ -240,7 +220,7 @@ fn label_value_problems(v: &str) -> Vec<String> {
 fn invalid(path: &str, value: &str, problems: &[String]) -> String {
     format!(
         "{path}: Invalid value: {}: {}",
-        go_quote(value),
+        crate::metrics_api::go_quote(value),
         problems.join("; ")
     )
 }
