@@ -189,9 +189,6 @@ pub fn milli_value(s: &str) -> Result<i64, QuantityError> {
     if let Some(milli) = super::plain_milli(s) {
         return Ok(milli);
     }
-    if s == "0" {
-        return Ok(0);
-    }
     Ok(match amount(&parse(s)?) {
         Amount::Int { value, scale } => {
             if scale < -3 {
