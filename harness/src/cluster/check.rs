@@ -5,7 +5,9 @@
 //! ±`tolerance` (one sync period plus the margin) of when it comes in virtual time *after the
 //! previous change* — a real controller's decisions can each be a sync period late (its scale
 //! events are stamped after its reconcile started, its windows end between two reconciles), and
-//! those delays add up over a walk-down. An expectation at t is then checked on the samples within
+//! those delays add up over a walk-down — or after any earlier change, or the case's start (a
+//! stabilization window's end is timed by an earlier reconcile, not by a late first rescale).
+//! An expectation at t is then checked on the samples within
 //! ±`tolerance` of t shifted by the lateness of the last change before t, and an expected event
 //! must have been recorded in that window.
 
@@ -65,33 +67,47 @@ fn changes_observed(observed: &Observed) -> Vec<(f64, i32)> {
 }
 
 /// How late each change of the virtual trace came on the cluster (matched in order while the
-/// counts agree), and the failures of changes that came too late or too early after the previous.
+/// counts agree), and the failures of changes that came too late or too early.
+///
+/// A change is on time when its lateness is within `tolerance` of the lateness of an *anchor*:
+/// the case's start (0) or any earlier change. A real controller's decision is timed by one
+/// earlier moment the lane cannot see — the previous rescale (a walk-down, where delays add up),
+/// or a recommendation recorded at an earlier reconcile (a stabilization window's end), or the
+/// case's start — so a late *first* reconcile must not move a window that ends 300 s after a
+/// reconcile that came on time.
 fn lateness(
     virtual_changes: &[(f64, i32)],
     observed_changes: &[(f64, i32)],
     tolerance: f64,
     out: &mut Vec<Failure>,
 ) -> Vec<(f64, f64)> {
-    let mut lags = Vec::new();
-    let mut previous = 0.0;
+    let mut lags: Vec<(f64, f64)> = Vec::new();
     for ((tv, rv), (to, ro)) in virtual_changes.iter().zip(observed_changes) {
         if rv != ro {
             break;
         }
         let lag = to - tv;
-        if (lag - previous).abs() > tolerance {
+        let anchored = std::iter::once(0.0)
+            .chain(lags.iter().map(|(_, l)| *l))
+            .any(|anchor| (lag - anchor).abs() <= tolerance);
+        if !anchored {
+            let previous = lags.last().map_or(0.0, |(_, l)| *l);
+            let anchors = std::iter::once(0.0)
+                .chain(lags.iter().map(|(_, l)| *l))
+                .map(|l| format!("{l:+.0}"))
+                .collect::<Vec<_>>()
+                .join(", ");
             out.push(fail(
                 Some(tv.round() as i64),
                 "timing",
                 format!(
-                    "→{rv} within ±{tolerance:.0} s of t={:.0} (its virtual time, shifted by the previous change's lateness {previous:+.0} s)",
+                    "→{rv} within ±{tolerance:.0} s of t={:.0} (its virtual time, shifted by the previous change's lateness {previous:+.0} s; or by another earlier lateness: {anchors})",
                     tv + previous
                 ),
                 format!("at t={to:.0}"),
             ));
         }
         lags.push((*tv, lag));
-        previous = lag;
     }
     lags
 }
@@ -299,11 +315,21 @@ mod tests {
         assert_eq!(lags, vec![(300.0, 15.0), (360.0, 30.0), (420.0, 45.0)]);
         assert_eq!(shift_at(&lags, 400.0), 30.0);
         assert_eq!(shift_at(&lags, 10.0), 0.0);
-        // A step 40 s late relative to the previous one is not.
+        // A step 40 s late relative to the previous one (and to the start) is not.
         let o = [(300.0, 72), (400.0, 64)];
         lateness(&v, &o, 20.0, &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].check, "timing");
+        // A late first reconcile (+20) does not move a later change timed from an on-time
+        // reconcile (a stabilization window's end): -10 is within 25 of the start's 0.
+        let mut out = Vec::new();
+        let w = [(0.0, 5), (330.0, 2)];
+        let lags = lateness(&w, &[(20.0, 5), (320.0, 2)], 25.0, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(lags, vec![(0.0, 20.0), (330.0, -10.0)]);
+        // Nor anchored anywhere: 60 s early.
+        lateness(&w, &[(20.0, 5), (270.0, 2)], 25.0, &mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
         // Counts that differ stop the matching (the trajectory check reports them).
         let mut out = Vec::new();
         let lags = lateness(&v, &[(300.0, 70)], 20.0, &mut out);

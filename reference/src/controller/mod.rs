@@ -93,24 +93,34 @@ impl Context {
 }
 
 impl Context {
+    /// Upstream's informer add handler: an HPA seen for the first time (created, or listed when
+    /// the controller starts) is booked for its first reconcile one sync period from `now`. The
+    /// watch calls this as the event arrives, so a busy reconcile queue cannot push a new HPA's
+    /// first reconcile later (as in kube-controller-manager, whose handler queues the key with the
+    /// sync period as delay before any worker picks it up). A key already booked keeps its time.
+    pub fn seen(&self, key: &str, now: std::time::Instant) {
+        if let Ok(mut due) = self.due.lock()
+            && !due.contains_key(key)
+        {
+            tracing::debug!(hpa = %key, "new: first reconcile after one sync period");
+            due.insert(key.to_string(), now + self.settings.sync_period);
+            self.metrics.set_tracked(due.len());
+        }
+    }
+
     /// Upstream's queue schedule for `key` at `now`: `Some(wait)` while the HPA is not due (a new
     /// key becomes due one sync period after it is first seen); `None` when it is due, and then the
     /// next reconcile is booked one sync period from `now`.
     pub fn not_yet(&self, key: &str, now: std::time::Instant) -> Option<Duration> {
-        let period = self.settings.sync_period;
+        self.seen(key, now);
         let mut due = self.due.lock().ok()?;
-        match due.get(key) {
-            None => {
-                due.insert(key.to_string(), now + period);
-                self.metrics.set_tracked(due.len());
-                Some(period)
-            }
-            Some(at) if *at > now => Some(*at - now),
-            Some(_) => {
-                due.insert(key.to_string(), now + period);
-                None
-            }
+        let at = *due.get(key)?;
+        if at > now {
+            return Some(at - now);
         }
+        tracing::debug!(hpa = %key, late_ms = (now - at).as_millis() as u64, "reconcile due");
+        due.insert(key.to_string(), now + self.settings.sync_period);
+        None
     }
 
     /// Forgets a deleted HPA, as upstream's delete handler does: its schedule, its memory
@@ -302,7 +312,9 @@ pub async fn reconcile(
     if let Some(wait) = ctx.not_yet(&key, started) {
         return Ok(Action::requeue(wait));
     }
-    match reconcile_once(&hpa, &ctx).await {
+    let result = reconcile_once(&hpa, &ctx).await;
+    tracing::debug!(hpa = %key, took_ms = started.elapsed().as_millis() as u64, "reconciled");
+    match result {
         Ok(d) => match d.error {
             Some(e) => {
                 tracing::info!(hpa = %key, error = %e, "reconcile reported an error");
@@ -355,6 +367,16 @@ mod tests {
             ctx.not_yet("ns/web", t0 + period + Duration::from_secs(1)),
             Some(Duration::from_secs(14))
         );
+        // Seen by the watch before a reconcile runs: booked from the watch event, not from when
+        // the (busy) reconcile queue gets to it; seeing it again does not move it.
+        ctx.seen("ns/watched", t0);
+        ctx.seen("ns/watched", t0 + Duration::from_secs(3));
+        assert_eq!(
+            ctx.not_yet("ns/watched", t0 + Duration::from_secs(4)),
+            Some(Duration::from_secs(11))
+        );
+        assert_eq!(ctx.not_yet("ns/watched", t0 + period), None);
+        ctx.forget("ns/watched");
         // Other HPAs have their own schedule; a forgotten one starts over.
         assert_eq!(ctx.not_yet("ns/other", t0 + period), Some(period));
         assert_eq!(tracked(&ctx), "2");

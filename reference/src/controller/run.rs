@@ -145,17 +145,21 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
     ctx.pods = PodSource::Cache(cache);
     let ctx = Arc::new(ctx);
     // One HPA watch: every change of an HPA wakes the controller (`reconcile` itself keeps
-    // upstream's schedule: first reconcile one sync period after the HPA appears, then every sync
-    // period), and a deleted HPA is forgotten.
+    // upstream's schedule: first reconcile one sync period after the watch delivers the new HPA,
+    // booked here as the event arrives; then every sync period), and a deleted HPA is forgotten.
     let (reader, writer) = reflector::store();
-    let forget = ctx.clone();
+    let watched = ctx.clone();
     let trigger = reflector::reflector(writer, watcher(hpas, watcher::Config::default()))
-        .inspect(move |event| {
-            if let Ok(watcher::Event::Delete(hpa)) = event {
+        .inspect(move |event| match event {
+            Ok(watcher::Event::Delete(hpa)) => {
                 let (key, _, _) = super::key_of(hpa);
                 tracing::debug!(hpa = %key, "deleted: forgotten");
-                forget.forget(&key);
+                watched.forget(&key);
             }
+            Ok(watcher::Event::Apply(hpa) | watcher::Event::InitApply(hpa)) => {
+                watched.seen(&super::key_of(hpa).0, std::time::Instant::now());
+            }
+            _ => {}
         })
         .applied_objects();
     Controller::for_stream(trigger, reader)
