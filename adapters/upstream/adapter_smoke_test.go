@@ -172,6 +172,23 @@ func session(t *testing.T, startMsg obj, ticks ...obj) (obj, []result) {
 
 // ---- tests ----
 
+// --cpuprofile=FILE writes a CPU profile of the session (gzip-compressed pprof) when `stop` comes.
+func TestCPUProfile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cpu.prof")
+	lines := pipeArgs(t, []string{"--cpuprofile=" + file},
+		start(defaultGates, nil), tick(0, 3, "900m", cpuHPA(nil)), obj{"kind": "stop"})
+	if len(lines) != 2 {
+		t.Fatalf("stdout has %d lines, want hello + 1 result", len(lines))
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("%s is not a gzip-compressed profile (%d bytes)", file, len(b))
+	}
+}
+
 // The scenario the harness's own smoke case uses: 3 ready pods at 900m of a 1-CPU request against
 // a 50% CPU utilization target → ceil(3 × 90/50) = 6.
 func TestSmokeScaleUp(t *testing.T) {
@@ -435,6 +452,12 @@ func TestScaleUpLimitSettings(t *testing.T) {
 // anything but exit 0 within 60 s (its stderr is logged).
 func pipe(t *testing.T, msgs ...obj) [][]byte {
 	t.Helper()
+	return pipeArgs(t, nil, msgs...)
+}
+
+// pipeArgs is pipe with extra command-line arguments after --step-protocol.
+func pipeArgs(t *testing.T, args []string, msgs ...obj) [][]byte {
+	t.Helper()
 	var in bytes.Buffer
 	enc := json.NewEncoder(&in)
 	for _, m := range msgs {
@@ -442,7 +465,7 @@ func pipe(t *testing.T, msgs ...obj) [][]byte {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(adapterBin, "--step-protocol")
+	cmd := exec.Command(adapterBin, append([]string{"--step-protocol"}, args...)...)
 	cmd.Stdin = &in
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout

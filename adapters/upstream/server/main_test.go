@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,6 +26,8 @@ import (
 var (
 	serveMode   bool
 	protocolOut *os.File
+	// stopProfile ends `--cpuprofile`'s CPU profile (a no-op without it); called before exiting.
+	stopProfile = func() {}
 )
 
 func TestMain(m *testing.M) {
@@ -46,12 +49,26 @@ func TestMain(m *testing.M) {
 			}
 			continue
 		}
+		if file, ok := strings.CutPrefix(a, "--cpuprofile="); ok {
+			// A CPU profile of the whole session (`go tool pprof <adapter> FILE`), written when
+			// the harness sends `stop`: where a tick's time goes.
+			f, err := os.Create(file)
+			if err == nil {
+				err = pprof.StartCPUProfile(f)
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "hpa-upstream-adapter: --cpuprofile: %v\n", err)
+				os.Exit(2)
+			}
+			stopProfile = func() { pprof.StopCPUProfile(); _ = f.Close() }
+			continue
+		}
 		switch a {
 		case "--step-protocol", "-step-protocol":
 		case "--one-case-per-process":
 			ManyCases = false
 		case "-h", "-help", "--help":
-			fmt.Fprintln(os.Stderr, "usage: hpa-upstream-adapter [--step-protocol] [--one-case-per-process] | --bench-reconcile=N\n\nSpeaks hpa-conformance's step protocol (harness/PROTOCOL.md) on stdin/stdout,\ndriving upstream Kubernetes' HPA controller", KubernetesVersion())
+			fmt.Fprintln(os.Stderr, "usage: hpa-upstream-adapter [--step-protocol] [--one-case-per-process] [--cpuprofile=FILE] | --bench-reconcile=N\n\nSpeaks hpa-conformance's step protocol (harness/PROTOCOL.md) on stdin/stdout,\ndriving upstream Kubernetes' HPA controller", KubernetesVersion())
 			os.Exit(0)
 		default:
 			fmt.Fprintf(os.Stderr, "hpa-upstream-adapter: ignoring unknown argument %q\n", a)
@@ -130,6 +147,7 @@ func TestServeStepProtocol(t *testing.T) {
 			if outcome.Stopped {
 				// `stop`: exit at once, before the testing framework prints anything and
 				// without waiting for the controller's goroutines in the bubble.
+				stopProfile()
 				os.Exit(0)
 			}
 		})

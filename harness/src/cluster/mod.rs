@@ -116,8 +116,13 @@ pub async fn connect_to(
 }
 
 fn namespace_for(case: &Case, run: &str) -> String {
-    let mut base: String = case
-        .name()
+    namespace_name(case.name(), run)
+}
+
+/// `hpa-<case name, cut>-<6 hex digits of its hash>-<run>`: at most 52 characters (a namespace
+/// name may have 63), unique per case even when two names share their first 34 characters.
+fn namespace_name(name: &str, run: &str) -> String {
+    let mut base: String = name
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {
@@ -127,9 +132,10 @@ fn namespace_for(case: &Case, run: &str) -> String {
             }
         })
         .collect();
-    base.truncate(40);
+    base.truncate(34);
     let base = base.trim_matches('-');
-    format!("hpa-{base}-{run}")
+    let hash = crate::report::claim::fnv(&[name]);
+    format!("hpa-{base}-{}-{run}", &hash[..6])
 }
 
 fn result(
@@ -376,4 +382,26 @@ async fn run_all_async(
         started.elapsed().as_secs_f64()
     );
     Ok((description, results.into_values().collect()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::namespace_name;
+
+    #[test]
+    fn namespaces_are_unique_per_case_and_valid() {
+        let a = namespace_name("docs-min-replicas-change-does-not-reactivate", "d9689");
+        let b = namespace_name("docs-min-replicas-change-does-not-reactivate-gate-on", "d9689");
+        assert_ne!(a, b);
+        for n in [&a, &b] {
+            assert!(n.len() <= 63, "{n}");
+            assert!(n.starts_with("hpa-docs-min-replicas-change-does-not") && n.ends_with("-d9689"));
+            assert!(
+                n.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            );
+        }
+        assert_eq!(a, namespace_name("docs-min-replicas-change-does-not-reactivate", "d9689"));
+        assert!(namespace_name("A_b", "1").starts_with("hpa-a-b-"));
+    }
 }

@@ -269,6 +269,13 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             }
         }
     }
+    if let Some(sel) = &f.workload.selector
+        && (sel.trim().is_empty() || hpa_reference::selector::parse(sel).is_err())
+    {
+        return Err(format!(
+            "sets the scale's status.selector to {sel:?}, which a workload controller derives from a valid, non-empty spec.selector on a cluster"
+        ));
+    }
     if !f.workload.also_selected_by.is_empty() {
         return Err("needs other HPAs selecting the same pods (not built on clusters yet)".into());
     }
@@ -473,6 +480,10 @@ mod tests {
     #[case::daemonset(
         "docs/docs-daemonset-not-scalable.yaml",
         Err("makes the scale subresource fail at t=0")
+    )]
+    #[case::invalid_selector(
+        "fidelity/invalid-selector-message.yaml",
+        Err("sets the scale's status.selector to \"app=web,tier in (a b)\"")
     )]
     fn scale_targets_the_lane_creates(
         #[case] file: &str,

@@ -69,7 +69,9 @@ struct Corpus {
     fingerprint: String,
 }
 
-fn fnv(parts: &[&str]) -> String {
+/// FNV-1a 64 of `parts` (each followed by a NUL), as 16 hex digits: a short, stable name for
+/// a set of strings (the corpus fingerprint; the cluster lane's namespace suffix).
+pub(crate) fn fnv(parts: &[&str]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for p in parts {
         for b in p.bytes().chain([0u8]) {
