@@ -82,6 +82,24 @@ use hpa_conformance_tests::{root, run};
     "memory:",
     "memory.recommendations[0].at must be at most 1000000000 seconds"
 )]
+#[case::condition_both_present_and_absent(
+    "    - t: 285\n      replicas: 80\n",
+    "    - t: 285\n      replicas: 80\n      conditions: [{type: AbleToScale, status: \"True\"}]\n      absentConditions: [AbleToScale]\n",
+    "absentConditions",
+    "expect.at[1].absentConditions[0]: AbleToScale is expected both present (in conditions) and absent"
+)]
+#[case::exact_conditions_without_a_list(
+    "    - t: 285\n      replicas: 80\n",
+    "    - t: 285\n      replicas: 80\n      exactConditions: true\n",
+    "exactConditions",
+    "expect.at[1].exactConditions needs the list of conditions"
+)]
+#[case::condition_message_exact_and_contains(
+    "    - t: 285\n      replicas: 80\n",
+    "    - t: 285\n      replicas: 80\n      conditions: [{type: AbleToScale, status: \"True\", message: a, messageContains: b}]\n",
+    "messageContains",
+    "expect.at[1].conditions[0] gives message (exact) and messageContains: give one"
+)]
 fn bad_numbers_are_bad_input_at_their_position(
     #[case] from: &str,
     #[case] to: &str,

@@ -303,14 +303,64 @@ pub fn check_state(
             ));
         }
     }
+    let have_conditions = s.conditions.as_deref().unwrap_or_default();
+    if x.exact_conditions == Some(true) {
+        let want: Vec<&str> = x
+            .conditions
+            .iter()
+            .flatten()
+            .map(|c| c.type_.as_str())
+            .collect();
+        let have: Vec<&str> = have_conditions.iter().map(|h| h.type_.as_str()).collect();
+        if want != have {
+            out.push(fail(
+                Some(t),
+                "condition",
+                format!("exactly [{}]", want.join(", ")),
+                format!("[{}]", have.join(", ")),
+            ));
+        }
+    }
+    for ty in x.absent_conditions.iter().flatten() {
+        if let Some(h) = have_conditions.iter().find(|h| &h.type_ == ty) {
+            out.push(fail(
+                Some(t),
+                "condition",
+                format!("{ty} absent"),
+                format!(
+                    "{}={}/{}",
+                    h.type_,
+                    h.status,
+                    h.reason.as_deref().unwrap_or("")
+                ),
+            ));
+        }
+    }
     for c in x.conditions.iter().flatten() {
-        let found = s.conditions.iter().flatten().find(|h| h.type_ == c.type_);
+        let found = have_conditions.iter().find(|h| h.type_ == c.type_);
         let ok = found.is_some_and(|h| {
             h.status == c.status
                 && c.reason
                     .as_ref()
                     .is_none_or(|r| h.reason.as_ref() == Some(r))
         });
+        if let Some(h) = found.filter(|_| ok) {
+            let message = h.message.as_deref().unwrap_or("");
+            let matches = c.message.as_deref().is_none_or(|m| m == message)
+                && c.message_contains
+                    .as_deref()
+                    .is_none_or(|m| message.contains(m));
+            let want = match (&c.message, &c.message_contains) {
+                (Some(m), _) => Some(format!("{} message {m:?}", c.type_)),
+                (None, Some(m)) => Some(format!("{} message containing {m:?}", c.type_)),
+                (None, None) => None,
+            };
+            if let Some(want) = want
+                && !matches
+            {
+                out.push(fail(Some(t), "condition", want, format!("{message:?}")));
+            }
+        }
         if !ok {
             let want = format!(
                 "{}={}/{}",
@@ -540,4 +590,111 @@ pub fn run_case_judged(
     };
     let diagnostics = diagnostics.filter(|_| !matches!(outcome, Outcome::Passed));
     (result(outcome, ticks, diagnostics), judged)
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::autoscaling::v2::{
+        HorizontalPodAutoscalerCondition, HorizontalPodAutoscalerStatus,
+    };
+
+    use super::check_state;
+    use crate::case::model::{ExpectAt, ExpectCondition};
+
+    fn status(conditions: &[(&str, &str, &str, &str)]) -> HorizontalPodAutoscalerStatus {
+        HorizontalPodAutoscalerStatus {
+            conditions: Some(
+                conditions
+                    .iter()
+                    .map(
+                        |(ty, st, reason, message)| HorizontalPodAutoscalerCondition {
+                            type_: (*ty).into(),
+                            status: (*st).into(),
+                            reason: Some((*reason).into()),
+                            message: Some((*message).into()),
+                            last_transition_time: None,
+                        },
+                    )
+                    .collect(),
+            ),
+            ..Default::default()
+        }
+    }
+
+    fn cond(ty: &str, message: Option<&str>, contains: Option<&str>) -> ExpectCondition {
+        ExpectCondition {
+            type_: ty.into(),
+            status: "True".into(),
+            reason: None,
+            message: message.map(Into::into),
+            message_contains: contains.map(Into::into),
+        }
+    }
+
+    /// The failures' (check, expected) for an expectation against a status with AbleToScale and
+    /// ScalingActive, in that order.
+    fn failures(x: ExpectAt) -> Vec<String> {
+        let s = status(&[
+            (
+                "AbleToScale",
+                "True",
+                "ReadyForNewScale",
+                "recommended size matches current size",
+            ),
+            (
+                "ScalingActive",
+                "True",
+                "ValidMetricFound",
+                "the HPA was able to …",
+            ),
+        ]);
+        let mut out = Vec::new();
+        check_state(&x, 0, 1, &s, &mut out);
+        out.into_iter().map(|f| f.expected).collect()
+    }
+
+    #[test]
+    fn condition_messages_absence_and_the_exact_list() {
+        let at = |conditions: Vec<ExpectCondition>, exact: bool, absent: &[&str]| ExpectAt {
+            conditions: Some(conditions),
+            exact_conditions: exact.then_some(true),
+            absent_conditions: Some(absent.iter().map(|a| (*a).to_string()).collect()),
+            ..Default::default()
+        };
+        let able = |m, c| cond("AbleToScale", m, c);
+        let active = cond("ScalingActive", None, Some("able to"));
+        // All hold.
+        let ok = at(
+            vec![
+                able(Some("recommended size matches current size"), None),
+                active.clone(),
+            ],
+            true,
+            &["ScalingLimited"],
+        );
+        assert_eq!(failures(ok), Vec::<String>::new());
+        // A wrong exact message, a missing substring.
+        assert_eq!(
+            failures(at(vec![able(Some("recommended size"), None)], false, &[])),
+            ["AbleToScale message \"recommended size\""]
+        );
+        assert_eq!(
+            failures(at(vec![able(None, Some("scale to 6"))], false, &[])),
+            ["AbleToScale message containing \"scale to 6\""]
+        );
+        // Present though expected absent.
+        assert_eq!(
+            failures(at(vec![], false, &["ScalingActive"])),
+            ["ScalingActive absent"]
+        );
+        // The exact list: order and completeness.
+        assert_eq!(
+            failures(at(vec![active.clone(), able(None, None)], true, &[])),
+            ["exactly [ScalingActive, AbleToScale]"]
+        );
+        assert_eq!(
+            failures(at(vec![able(None, None)], true, &[])),
+            ["exactly [AbleToScale]"]
+        );
+    }
 }

@@ -547,6 +547,37 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                 ),
             ));
         }
+        let listed: Vec<&str> = x
+            .conditions
+            .iter()
+            .flatten()
+            .map(|c| c.type_.as_str())
+            .collect();
+        for (j, ty) in x.absent_conditions.iter().flatten().enumerate() {
+            if listed.contains(&ty.as_str()) {
+                let at = format!("expect.at[{i}].absentConditions[{j}]");
+                return Err(c.err(
+                    &at,
+                    format!("{at}: {ty} is expected both present (in conditions) and absent"),
+                ));
+            }
+        }
+        if x.exact_conditions == Some(true) && x.conditions.is_none() {
+            let at = format!("expect.at[{i}].exactConditions");
+            return Err(c.err(
+                &at,
+                format!("{at} needs the list of conditions (`conditions: []` for none)"),
+            ));
+        }
+        for (j, cond) in x.conditions.iter().flatten().enumerate() {
+            if cond.message.is_some() && cond.message_contains.is_some() {
+                let at = format!("expect.at[{i}].conditions[{j}]");
+                return Err(c.err(
+                    &at,
+                    format!("{at} gives message (exact) and messageContains: give one"),
+                ));
+            }
+        }
         for (j, m) in x.current_metrics.iter().flatten().enumerate() {
             for (field, q) in [("averageValue", &m.average_value), ("value", &m.value)] {
                 if let Some(q) = q {

@@ -413,9 +413,16 @@ pub struct ExpectAt {
     /// `status.lastScaleTime` as a virtual time (seconds); `-1` means unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_scale_time: Option<i64>,
-    /// Conditions that must be present (others are not checked).
+    /// Conditions that must be present (others are not checked, unless `exactConditions`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<ExpectCondition>>,
+    /// `true`: `status.conditions` has exactly the types listed in `conditions`, in that order
+    /// (upstream's tests compare the whole list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exact_conditions: Option<bool>,
+    /// Condition types that must be absent from `status.conditions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absent_conditions: Option<Vec<String>>,
     /// Exactly the events of this tick, in order (`[]`: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<Vec<ExpectEvent>>,
@@ -436,6 +443,12 @@ pub struct ExpectCondition {
     /// The reason, e.g. `ScaleDownStabilized`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The whole message, exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// A substring the message must contain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_contains: Option<String>,
 }
 
 /// An expected event.

@@ -391,17 +391,25 @@ mod tests {
     #[test]
     fn namespaces_are_unique_per_case_and_valid() {
         let a = namespace_name("docs-min-replicas-change-does-not-reactivate", "d9689");
-        let b = namespace_name("docs-min-replicas-change-does-not-reactivate-gate-on", "d9689");
+        let b = namespace_name(
+            "docs-min-replicas-change-does-not-reactivate-gate-on",
+            "d9689",
+        );
         assert_ne!(a, b);
         for n in [&a, &b] {
             assert!(n.len() <= 63, "{n}");
-            assert!(n.starts_with("hpa-docs-min-replicas-change-does-not") && n.ends_with("-d9689"));
+            assert!(
+                n.starts_with("hpa-docs-min-replicas-change-does-not") && n.ends_with("-d9689")
+            );
             assert!(
                 n.chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
             );
         }
-        assert_eq!(a, namespace_name("docs-min-replicas-change-does-not-reactivate", "d9689"));
+        assert_eq!(
+            a,
+            namespace_name("docs-min-replicas-change-does-not-reactivate", "d9689")
+        );
         assert!(namespace_name("A_b", "1").starts_with("hpa-a-b-"));
     }
 }
