@@ -674,6 +674,7 @@ pub fn regression_case(
                 ..ExpectAt::default()
             })
             .collect(),
+        rejected: None,
     };
     file
 }

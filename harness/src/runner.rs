@@ -477,6 +477,41 @@ pub fn check_expectations(expect: &Expectations, ticks: &[TickRecord]) -> Vec<Fa
     failures
 }
 
+/// Why a case expecting a rejected manifest is skipped on a controller.
+pub const REJECTED_SKIP: &str = "the API server rejects this HPA before any controller sees it: a rejection is checked on API validation (the core target, a cluster), not on an implementation";
+
+/// The API server's message for an invalid object: its field errors, joined as apimachinery's
+/// `NewInvalid` joins them (one error alone, or `[e1, e2]`).
+pub fn invalid_message(kind: &str, name: &str, errors: &[impl std::fmt::Display]) -> String {
+    let list = errors.iter().map(ToString::to_string).collect::<Vec<_>>();
+    let detail = if list.len() == 1 {
+        list[0].clone()
+    } else {
+        format!("[{}]", list.join(", "))
+    };
+    format!("{kind} {name:?} is invalid: {detail}")
+}
+
+/// `expect.rejected` on the reference's API validation: `None` when the HPA is rejected with a
+/// message containing `want`.
+fn check_rejected(case: &Case, want: &str, settings: &Settings) -> Option<Failure> {
+    let errors = hpa_reference::validation::validate_hpa(
+        &case.hpa,
+        hpa_reference::validation::ValidationOptions {
+            scale_to_zero_enabled: settings.gates.hpa_scale_to_zero,
+        },
+    );
+    let name = case.hpa.metadata.name.as_deref().unwrap_or_default();
+    let have = invalid_message("HorizontalPodAutoscaler.autoscaling", name, &errors);
+    if errors.is_empty() {
+        Some(fail(None, "rejected", want, "accepted"))
+    } else if !have.contains(want) {
+        Some(fail(None, "rejected", want, have))
+    } else {
+        None
+    }
+}
+
 /// Runs one case on a target.
 pub fn run_case(case: &Case, target: &dyn Target, opts: &RunOptions) -> CaseResult {
     run_case_judged(case, target, opts).0
@@ -517,6 +552,17 @@ pub fn run_case_judged(
         Ok(s) => s,
         Err(reason) => return (result(Outcome::Skipped(reason), Vec::new(), None), None),
     };
+    if let Some(want) = &case.file.expect.rejected {
+        let outcome = if target.checks_api_validation() {
+            match check_rejected(case, want, &settings) {
+                None => Outcome::Passed,
+                Some(f) => Outcome::Failed(vec![f]),
+            }
+        } else {
+            Outcome::Skipped(REJECTED_SKIP.to_string())
+        };
+        return (result(outcome, Vec::new(), None), None);
+    }
     let mut session = match target.start(case, &settings) {
         Ok(s) => s,
         Err(e) if e.skip => return (result(Outcome::Skipped(e.message), Vec::new(), None), None),
@@ -651,6 +697,53 @@ mod tests {
         let mut out = Vec::new();
         check_state(&x, 0, 1, &s, &mut out);
         out.into_iter().map(|f| f.expected).collect()
+    }
+
+    #[test]
+    fn a_rejected_manifest_is_checked_on_validation_and_skipped_on_controllers() {
+        use crate::runner::{Outcome, REJECTED_SKIP, RunOptions, run_case};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../cases/docs/docs-max-replicas-required.yaml");
+        let mut case = crate::case::load_case(&path).expect("a corpus case");
+        let opts = RunOptions::default();
+        let core = crate::target::CoreTarget;
+        assert!(matches!(
+            run_case(&case, &core, &opts).outcome,
+            Outcome::Passed
+        ));
+        // Another message, or a valid HPA: failed.
+        case.file.expect.rejected = Some("must be greater than 1".into());
+        assert!(matches!(
+            run_case(&case, &core, &opts).outcome,
+            Outcome::Failed(_)
+        ));
+        case.file.expect.rejected = Some("must be greater than 0".into());
+        case.hpa.spec.max_replicas = 3;
+        let Outcome::Failed(f) = run_case(&case, &core, &opts).outcome else {
+            panic!("a valid HPA must fail the case");
+        };
+        assert_eq!(f[0].actual, "accepted");
+        // A controller never sees it.
+        struct Controller;
+        impl crate::target::Target for Controller {
+            fn name(&self) -> String {
+                "controller".into()
+            }
+            fn gate_support(&self) -> crate::target::GateSupport {
+                crate::target::GateSupport::PerCase
+            }
+            fn start(
+                &self,
+                _: &crate::case::Case,
+                _: &hpa_reference::Settings,
+            ) -> Result<Box<dyn crate::target::Session>, crate::target::TargetError> {
+                panic!("a rejected HPA must not start a session")
+            }
+        }
+        match run_case(&case, &Controller, &opts).outcome {
+            Outcome::Skipped(why) => assert_eq!(why, REJECTED_SKIP),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

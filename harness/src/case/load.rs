@@ -343,7 +343,16 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
             scale_to_zero_enabled: gates.hpa_scale_to_zero,
         },
     );
-    if let Some(e) = errors.first() {
+    if file.expect.rejected.is_some() {
+        // Whether (and how) it is rejected is what the case checks, on each target.
+        let x = &file.expect;
+        if !x.at.is_empty() || x.trajectory.is_some() || x.final_replicas.is_some() {
+            return Err(c.err(
+                "expect.rejected",
+                "expect.rejected is the whole expectation: a rejected HPA has no ticks (drop at, trajectory, finalReplicas)",
+            ));
+        }
+    } else if let Some(e) = errors.first() {
         let more = if errors.len() > 1 {
             format!(" (and {} more)", errors.len() - 1)
         } else {

@@ -391,6 +391,12 @@ pub struct Expectations {
     /// Checks at given ticks.
     #[serde(default)]
     pub at: Vec<ExpectAt>,
+    /// The API server rejects the HPA at creation, with a message containing this text (e.g.
+    /// `spec.minReplicas: Invalid value: 0: must be greater than or equal to 1`): no controller
+    /// ever sees it, so nothing else is expected. Checked against the reference's API validation
+    /// (the core target) and a real API server (the cluster target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<String>,
 }
 
 /// Checks after the tick at one virtual time.

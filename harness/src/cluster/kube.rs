@@ -270,6 +270,24 @@ pub async fn create_hpa(
     Ok(())
 }
 
+/// Creates the HPA expecting the API server may refuse it: `Ok(None)` when it was created,
+/// `Ok(Some(message))` when it was rejected as invalid (422) with that message.
+pub async fn try_create_hpa(
+    client: &Client,
+    ns: &str,
+    hpa: &HorizontalPodAutoscaler,
+) -> KubeResult<Option<String>> {
+    let mut hpa = hpa.clone();
+    hpa.metadata.namespace = Some(ns.to_string());
+    hpa.status = None;
+    let api: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
+    match api.create(&PostParams::default(), &hpa).await {
+        Ok(_) => Ok(None),
+        Err(kube::Error::Api(status)) if status.code == 422 => Ok(Some(status.message.clone())),
+        Err(e) => Err(format!("creating the HPA: {e}")),
+    }
+}
+
 /// Applies a JSON merge patch to the HPA.
 pub async fn patch_hpa(client: &Client, ns: &str, name: &str, patch: &Value) -> KubeResult<()> {
     let api: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);

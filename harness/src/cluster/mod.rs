@@ -115,6 +115,38 @@ pub async fn connect_to(
     Ok((client, context))
 }
 
+/// The progress line's word for an outcome.
+fn word(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Outcome::Passed => "passed",
+        Outcome::Failed(_) => "FAILED",
+        Outcome::Errored(_) => "ERROR",
+        Outcome::Skipped(_) => "skipped",
+    }
+}
+
+/// `expect.rejected` on the cluster: the API server must refuse the HPA with a message
+/// containing `want` (in a namespace of its own, removed afterwards).
+async fn rejected(
+    client: &Client,
+    ns: &str,
+    run_id: &str,
+    plan: &plan::Plan,
+    want: &str,
+) -> Result<Outcome, String> {
+    kube::create_namespace(client, ns, run_id).await?;
+    let created = kube::try_create_hpa(client, ns, &plan.hpa).await;
+    kube::delete_namespace(client, ns).await;
+    let have = match created? {
+        None => "accepted".to_string(),
+        Some(message) if message.contains(want) => return Ok(Outcome::Passed),
+        Some(message) => message,
+    };
+    Ok(Outcome::Failed(vec![crate::runner::fail(
+        None, "rejected", want, have,
+    )]))
+}
+
 fn namespace_for(case: &Case, run: &str) -> String {
     namespace_name(case.name(), run)
 }
@@ -309,6 +341,16 @@ async fn run_all_async(
                 p.start(&case.file.name);
             }
             let at = Instant::now();
+            if let Some(want) = &case.file.expect.rejected {
+                let r = match rejected(&client, &ns, &run_id, &plan, want).await {
+                    Ok(outcome) => result(&case, outcome, Vec::new(), at),
+                    Err(e) => result(&case, Outcome::Errored(e), Vec::new(), at),
+                };
+                if let Ok(mut p) = progress.lock() {
+                    p.finish(&r.name, word(&r.outcome), r.elapsed.as_secs_f64());
+                }
+                return (i, r);
+            }
             let outcome = match kube::create_namespace(&client, &ns, &run_id).await {
                 Err(e) => Err(e),
                 Ok(()) => {
@@ -344,14 +386,8 @@ async fn run_all_async(
                     result(&case, outcome, trace, at)
                 }
             };
-            let word = match &r.outcome {
-                Outcome::Passed => "passed",
-                Outcome::Failed(_) => "FAILED",
-                Outcome::Errored(_) => "ERROR",
-                Outcome::Skipped(_) => "skipped",
-            };
             if let Ok(mut p) = progress.lock() {
-                p.finish(&r.name, word, r.elapsed.as_secs_f64());
+                p.finish(&r.name, word(&r.outcome), r.elapsed.as_secs_f64());
             }
             (i, r)
         });

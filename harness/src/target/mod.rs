@@ -107,6 +107,11 @@ pub trait Target: Send + Sync {
     fn gate_support(&self) -> GateSupport;
     /// Starts a case with these settings (gates resolved by the runner).
     fn start(&self, case: &Case, settings: &Settings) -> Result<Box<dyn Session>, TargetError>;
+    /// Whether the target includes the API server's validation, so a case expecting a rejected
+    /// manifest (`expect.rejected`) can be checked on it; otherwise such a case is skipped.
+    fn checks_api_validation(&self) -> bool {
+        false
+    }
 }
 
 /// The controller's memory as the case seeds it (`None`: never seen the HPA).
@@ -210,5 +215,9 @@ impl Target for CoreTarget {
             settings: settings.clone(),
             memory: seeded_memory(case),
         }))
+    }
+    /// The reference includes the API server's create-time validation (`hpa_reference::validation`).
+    fn checks_api_validation(&self) -> bool {
+        true
     }
 }
