@@ -100,6 +100,12 @@ use hpa_conformance_tests::{root, run};
     "messageContains",
     "expect.at[1].conditions[0] gives message (exact) and messageContains: give one"
 )]
+#[case::update_failures_without_an_update_error(
+    "      total: 5000m\n",
+    "      total: 5000m\n    scaleApi: {updateFailures: 1}\n",
+    "scaleApi",
+    "timeline[0].scaleApi.updateFailures counts failures of updateError: it needs updateError and at least 1, not 1"
+)]
 fn bad_numbers_are_bad_input_at_their_position(
     #[case] from: &str,
     #[case] to: &str,

@@ -152,6 +152,8 @@ pub struct World {
     metric_errors: BTreeMap<String, String>,
     get_scale_error: Option<String>,
     update_scale_error: Option<String>,
+    /// Failed rescales left before `update_scale_error` clears (`None`: it stays).
+    update_failures_left: Option<u32>,
     hpa: HorizontalPodAutoscaler,
     /// The HPA as the case wrote it (patches apply to this, then defaults).
     hpa_written: HorizontalPodAutoscaler,
@@ -241,6 +243,7 @@ impl World {
             metric_errors: BTreeMap::new(),
             get_scale_error: None,
             update_scale_error: None,
+            update_failures_left: None,
             hpa: case.hpa.clone(),
             hpa_written: case.file.hpa.clone(),
             also_selected_by: w.also_selected_by.clone(),
@@ -486,6 +489,7 @@ impl World {
         if let Some(s) = &e.scale_api {
             self.get_scale_error = s.get_error.clone();
             self.update_scale_error = s.update_error.clone();
+            self.update_failures_left = s.update_failures;
         }
         if let Some(r) = e.status_replicas {
             self.status_replicas = Some(r);
@@ -516,6 +520,22 @@ impl World {
     ) -> Result<(), WorldError> {
         if let Some(n) = scaled_to {
             self.set_replicas(n, t)?;
+        }
+        // A one-shot (or n-shot) UPDATE scale error is used up by each rescale that failed.
+        let failed_rescale = status.conditions.iter().flatten().any(|c| {
+            c.type_ == "AbleToScale"
+                && c.status == "False"
+                && c.reason.as_deref() == Some("FailedUpdateScale")
+        });
+        if failed_rescale
+            && self.update_scale_error.is_some()
+            && let Some(left) = self.update_failures_left.as_mut()
+        {
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                self.update_scale_error = None;
+                self.update_failures_left = None;
+            }
         }
         self.hpa.status = Some(status);
         Ok(())

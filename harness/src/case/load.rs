@@ -459,6 +459,17 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
         if let Some(r) = e.set_replicas {
             c.replicas(&format!("{at}.setReplicas"), r)?;
         }
+        if let Some(api) = &e.scale_api
+            && let Some(n) = api.update_failures
+        {
+            let here = format!("{at}.scaleApi.updateFailures");
+            if n == 0 || api.update_error.is_none() {
+                return Err(c.err(
+                    &here,
+                    format!("{here} counts failures of updateError: it needs updateError and at least 1, not {n}"),
+                ));
+            }
+        }
         if let Some(p) = &e.pods {
             if let Some(t) = p.started_at {
                 c.time(&format!("{at}.pods.startedAt"), t)?;

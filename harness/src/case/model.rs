@@ -376,6 +376,11 @@ pub struct ScaleApi {
     /// Error text of UPDATE scale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub update_error: Option<String>,
+    /// How many rescales fail with `updateError` before UPDATE scale succeeds again (a one-shot
+    /// error: `1`, e.g. a 409 Conflict); absent: every rescale fails until the next `scaleApi`.
+    /// A rescale counts when the controller reports it failed (AbleToScale=False/FailedUpdateScale).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_failures: Option<u32>,
 }
 
 /// The expected outcome.
