@@ -370,9 +370,14 @@ async fn run_all_async(
             let r = match outcome {
                 Err(e) => result(&case, Outcome::Errored(e), Vec::new(), at),
                 Ok(observed) => {
-                    // When each decision is due: the reference core's trace of the case.
+                    // When each decision is due: the reference core's trace of the case, run
+                    // on through the tail the lane observed after the case's end.
+                    let mut extended = case.clone();
+                    let period = extended.sync_period.max(1);
+                    let tail = (2.0 * tolerance / f64::from(period)).ceil() as u32;
+                    extended.duration = extended.duration.saturating_add(tail * period);
                     let truth = crate::runner::run_case(
-                        &case,
+                        &extended,
                         &crate::target::CoreTarget,
                         &RunOptions::default(),
                     );
