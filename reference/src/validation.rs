@@ -8,9 +8,11 @@
 //! server's `field.Error` text (`Required value`, `Invalid value: 0: must be
 //! greater than 0`, `Unsupported value: "Foo": supported values: ...`).
 //!
-//! Errors come in document order: `metadata`, then `spec.scaleTargetRef`,
-//! `spec.minReplicas`, `spec.maxReplicas`, `spec.metrics[i]` and
-//! `spec.behavior.scaleUp` / `scaleDown`, each in field order.
+//! Errors come in upstream's order (validateHorizontalPodAutoscalerSpec): `metadata`, then
+//! `spec.minReplicas`, `spec.maxReplicas`, `spec.scaleTargetRef`, `spec.metrics[i]`, the
+//! scale-to-zero rule on `spec.metrics`, and `spec.behavior.scaleUp` / `scaleDown`, each in
+//! field order. The messages of `docs-max-replicas-required`, `docs-hpa-name-must-be-dns-subdomain`
+//! and `ht-zero-min-replicas-cpu-only-rejected` were checked on a v1.36.4 API server (kind).
 //!
 //! Deliberate differences from the API server:
 //! - Defaults are taken into account where the API server applies them
@@ -80,8 +82,8 @@ const METRIC_SOURCE_TYPES: &[&str] = &[
     "Pods",
     "Resource",
 ];
-/// Values of `selectPolicy`.
-const SELECT_POLICIES: &[&str] = &["Max", "Min", "Disabled"];
+/// Values of `selectPolicy`, sorted as the API server lists them (`sets.String.List()`).
+const SELECT_POLICIES: &[&str] = &["Disabled", "Max", "Min"];
 /// Types of scaling policies, sorted.
 const POLICY_TYPES: &[&str] = &["Percent", "Pods"];
 
@@ -142,9 +144,10 @@ pub fn validate_hpa(hpa: &HorizontalPodAutoscaler, opts: ValidationOptions) -> V
     let mut errs = Errors::default();
     validate_metadata(hpa, &mut errs);
 
+    // In upstream's order (validateHorizontalPodAutoscalerSpec): minReplicas, maxReplicas, the
+    // two against each other, scaleTargetRef, the metrics (then the scale-to-zero rule on the
+    // metrics list), behavior.
     let spec = &hpa.spec;
-    validate_object_reference(&spec.scale_target_ref, "spec.scaleTargetRef", &mut errs);
-
     let metrics = spec.metrics.as_deref().unwrap_or_default();
     if let Some(min) = spec.min_replicas {
         let lower_bound = if opts.scale_to_zero_enabled { 0 } else { 1 };
@@ -155,22 +158,14 @@ pub fn validate_hpa(hpa: &HorizontalPodAutoscaler, opts: ValidationOptions) -> V
                 &format!("must be greater than or equal to {lower_bound}"),
             );
         }
-        let has_object_or_external = metrics
-            .iter()
-            .any(|m| m.type_ == "Object" || m.type_ == "External");
-        if min == 0 && !has_object_or_external {
-            errs.forbidden(
-                "spec.minReplicas",
-                "must specify at least one Object or External metric to support scaling to zero replicas",
-            );
-        }
     }
-
-    if spec.max_replicas < 1 {
+    if spec.max_replicas == 0 {
+        errs.required("spec.maxReplicas", "must be set and greater than 0");
+    } else if spec.max_replicas < 0 {
         errs.invalid(
             "spec.maxReplicas",
             spec.max_replicas,
-            "must be greater than 0",
+            "must be greater than or equal to 1",
         );
     }
     // The API server defaults an unset minReplicas to 1 before validating.
@@ -181,9 +176,19 @@ pub fn validate_hpa(hpa: &HorizontalPodAutoscaler, opts: ValidationOptions) -> V
             "must be greater than or equal to `minReplicas`",
         );
     }
+    validate_object_reference(&spec.scale_target_ref, "spec.scaleTargetRef", &mut errs);
 
     for (i, metric) in metrics.iter().enumerate() {
         validate_metric(metric, &format!("spec.metrics[{i}]"), &mut errs);
+    }
+    let has_object_or_external = metrics
+        .iter()
+        .any(|m| m.type_ == "Object" || m.type_ == "External");
+    if spec.min_replicas == Some(0) && !has_object_or_external {
+        errs.forbidden(
+            "spec.metrics",
+            "must specify at least one Object or External metric to support scaling to zero replicas",
+        );
     }
 
     if let Some(behavior) = &spec.behavior {
@@ -876,7 +881,8 @@ mod tests {
 
     #[test]
     fn scale_to_zero_needs_object_or_external_metric() {
-        let forbidden = "spec.minReplicas: Forbidden: must specify at least one Object or \
+        // On the metrics list, after the metrics' own errors (upstream's validateMetrics).
+        let forbidden = "spec.metrics: Forbidden: must specify at least one Object or \
                          External metric to support scaling to zero replicas";
         let zero = with("/spec/minReplicas", json!(0));
         assert_eq!(
@@ -917,8 +923,19 @@ mod tests {
         assert_eq!(
             check(with("/spec/maxReplicas", json!(0))),
             [
-                "spec.maxReplicas: Invalid value: 0: must be greater than 0",
+                // 0 is "not set" (an int32): Required; below 0: Invalid (a v1.36.4 API server's
+                // words, checked on kind by docs-max-replicas-required).
+                "spec.maxReplicas: Required value: must be set and greater than 0",
                 "spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`"
+            ]
+        );
+        let mut v = with("/spec/minReplicas", json!(-3));
+        set(&mut v, "/spec/maxReplicas", json!(-1));
+        assert_eq!(
+            check(v),
+            [
+                "spec.minReplicas: Invalid value: -3: must be greater than or equal to 1",
+                "spec.maxReplicas: Invalid value: -1: must be greater than or equal to 1"
             ]
         );
         let mut v = with("/spec/minReplicas", json!(5));
@@ -1321,7 +1338,7 @@ mod tests {
             )),
             [
                 "spec.behavior.scaleUp.selectPolicy: Unsupported value: \"Foo\": supported \
-                 values: \"Max\", \"Min\", \"Disabled\""
+                 values: \"Disabled\", \"Max\", \"Min\""
             ]
         );
         for policy in ["Max", "Min", "Disabled"] {
@@ -1440,15 +1457,15 @@ mod tests {
         });
         let want = [
             "metadata.name: Required value: name or generateName is required",
-            "spec.scaleTargetRef.name: Required value",
             "spec.minReplicas: Invalid value: 0: must be greater than or equal to 1",
-            "spec.minReplicas: Forbidden: must specify at least one Object or External metric to \
-             support scaling to zero replicas",
-            "spec.maxReplicas: Invalid value: 0: must be greater than 0",
+            "spec.maxReplicas: Required value: must be set and greater than 0",
+            "spec.scaleTargetRef.name: Required value",
             "spec.metrics[0].resource.target.averageUtilization: Invalid value: 0: must be \
              greater than 0",
             "spec.metrics[1].pods: Required value: must populate information for the given \
              metric source",
+            "spec.metrics: Forbidden: must specify at least one Object or External metric to \
+             support scaling to zero replicas",
             "spec.behavior.scaleUp.policies[0].value: Invalid value: 0: must be greater than zero",
             "spec.behavior.scaleDown.stabilizationWindowSeconds: Invalid value: 4000: must be \
              less than or equal to 3600",
