@@ -118,17 +118,23 @@ kind-test SCALE="5" *ARGS:
         --time-scale {{SCALE}} --feature-gates HPAScaleToZero=true --report target/kind-test {{ARGS}} cases
 
 # What CI runs on kind, each on a fresh time-scaled cluster removed afterwards whatever the result:
-# 1. kube-controller-manager's HPA controller: the metrics stub, the smoke corpus;
+# 1. kube-controller-manager's HPA controller: the metrics stub, the reference's API validation
+#    against the API server (kind-validation), the smoke corpus;
 # 2. the deployed reference (KCM's HPA controller off): the smoke corpus, least privilege from the
 #    audit log, leader failover mid-case.
 # Reports: target/kind-smoke-kcm/, target/kind-smoke-reference/, target/kind-rbac/, target/kind-failover/.
 kind-ci:
-    rc=0; (just kind-up cluster-x5.yaml && just kind-stub && just kind-smoke 5) || rc=$?; \
+    rc=0; (just kind-up cluster-x5.yaml && just kind-stub && just kind-validation && just kind-smoke 5) || rc=$?; \
         rm -rf target/kind-smoke-kcm; [ ! -d target/kind-smoke ] || mv target/kind-smoke target/kind-smoke-kcm; \
         just kind-down; [ $rc = 0 ] || exit $rc
     rc=0; (just kind-up cluster-x5-no-hpa.yaml && just kind-deploy 5 && just kind-smoke 5 && just kind-rbac && just kind-failover) || rc=$?; \
         rm -rf target/kind-smoke-reference; [ ! -d target/kind-smoke ] || mv target/kind-smoke target/kind-smoke-reference; \
         just kind-down; exit $rc
+
+# The reference's API validation against the running cluster's API server: every manifest of
+# tests/fixtures/validation.yaml answered the same ("accepted", or the 422 message word for word).
+kind-validation:
+    KUBECONFIG={{justfile_directory()}}/.cache/kind/kubeconfig cargo test -q -p hpa-conformance-tests --test validation_kind -- --ignored --nocapture
 
 # --- the reference controller in kind (kind-config/reference/) ---
 

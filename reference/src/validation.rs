@@ -22,13 +22,15 @@
 //! - `metadata.namespace` is not required (the API server takes it from the
 //!   request path), and labels, annotations and the like are not checked.
 //! - The target type of each metric source is checked against what that
-//!   source supports (e.g. `Value` is rejected for `Resource`), and the set
-//!   target field must match the target type; the API server only checks the
-//!   type is one of `Utilization`, `Value`, `AverageValue`.
+//!   source supports (e.g. `Value` is rejected for `Resource`, with an extra
+//!   `Unsupported value` error), and the set target field must match the
+//!   target type; the API server only checks the type is one of
+//!   `Utilization`, `Value`, `AverageValue` and that the source has the fields
+//!   it uses. Stricter on purpose: such an HPA means nothing to the controller
+//!   (`just kind-validation` lists these differences, checked on a v1.36.4 API
+//!   server).
 //! - A metric's sources are only checked when the metric type is valid, and
 //!   duplicate reports of the same problem are not repeated.
-//! - The scale-to-zero error is reported at `spec.minReplicas` (the API
-//!   server reports it at `spec.metrics`).
 //! - Quantities are checked with the exact sign from [`crate::quantity`], so
 //!   `tolerance: "-1n"` is negative and `averageValue: "1e400"` is positive.
 
@@ -609,10 +611,34 @@ fn validate_scaling_rules(rules: &HPAScalingRules, path: &str, errs: &mut Errors
         if quantity_sign(tolerance, &tolerance_path, errs).is_some_and(|sign| sign < 0) {
             errs.invalid(
                 &tolerance_path,
-                format!("{:?}", tolerance.0),
+                format!("{:?}", canonical_decimal(&tolerance.0)),
                 "must be greater than or equal to 0",
             );
         }
+    }
+}
+
+/// A quantity as the API server prints it (`Quantity.String()`, canonical DecimalSI) when it is a
+/// whole number of milli-units written without exponent or binary suffix (`"-0.1"` → `"-100m"`,
+/// `"-2"` → `"-2"`); other spellings as written.
+fn canonical_decimal(text: &str) -> String {
+    let t = text.trim();
+    let body = t.strip_prefix(['-', '+']).unwrap_or(t);
+    let (number, suffix) = body.split_at(
+        body.find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(body.len()),
+    );
+    let fraction = number.split_once('.').map_or("", |(_, f)| f);
+    let exact = !number.is_empty()
+        && match suffix {
+            "" => fraction.len() <= 3,
+            "m" => fraction.is_empty(),
+            "k" | "M" | "G" | "T" | "P" | "E" => fraction.is_empty(),
+            _ => false,
+        };
+    match crate::quantity::milli_value(t) {
+        Ok(milli) if exact => crate::quantity::format_milli_decimal(milli),
+        _ => t.to_owned(),
     }
 }
 
@@ -1405,10 +1431,19 @@ mod tests {
         let path = "spec.behavior.scaleDown.tolerance";
         assert_eq!(
             check(with_scale_down(json!({"tolerance": "-0.01"}))),
+            // As the API server prints the quantity: canonical ("-0.1" is "-100m" on kind).
             [format!(
-                "{path}: Invalid value: \"-0.01\": must be greater than or equal to 0"
+                "{path}: Invalid value: \"-10m\": must be greater than or equal to 0"
             )]
         );
+        for (text, shown) in [
+            ("-2", "-2"),
+            ("-1500m", "-1500m"),
+            ("-0.5", "-500m"),
+            ("-3k", "-3k"),
+        ] {
+            assert_eq!(super::canonical_decimal(text), shown, "{text}");
+        }
         assert_eq!(
             check(with_scale_down(json!({"tolerance": "-1n"}))),
             [format!(

@@ -288,6 +288,12 @@ pub async fn try_create_hpa(
     }
 }
 
+/// Deletes an HPA (best effort).
+pub async fn delete_hpa(client: &Client, ns: &str, name: &str) {
+    let api: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
+    let _ = api.delete(name, &DeleteParams::default()).await;
+}
+
 /// Applies a JSON merge patch to the HPA.
 pub async fn patch_hpa(client: &Client, ns: &str, name: &str, patch: &Value) -> KubeResult<()> {
     let api: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
