@@ -106,6 +106,18 @@ use hpa_conformance_tests::{root, run};
     "scaleApi",
     "timeline[0].scaleApi.updateFailures counts failures of updateError: it needs updateError and at least 1, not 1"
 )]
+#[case::no_source_and_no_reason(
+    "source:\n  seed: 000_10971fd77cefe0ad.txt\n  section: Scaling Policies\n",
+    "source: {}\n",
+    "source:",
+    "source needs a seed document, an upstream test, or a reason why neither applies"
+)]
+#[case::a_reason_beside_a_seed(
+    "  section: Scaling Policies\n",
+    "  section: Scaling Policies\n  reason: because\n",
+    "reason:",
+    "source.reason is for a case with neither a seed nor an upstream source"
+)]
 fn bad_numbers_are_bad_input_at_their_position(
     #[case] from: &str,
     #[case] to: &str,

@@ -281,7 +281,7 @@ fn lint_checks_that_each_source_exists() {
     ]);
     assert_eq!(code, 2);
     assert!(
-        out.contains("lint: 5 case files checked, 3 problems"),
+        out.contains("lint: 6 case files checked, 3 problems"),
         "{out}"
     );
     let c = cases.display().to_string();
@@ -303,6 +303,24 @@ fn lint_checks_that_each_source_exists() {
         )),
         "{err}"
     );
+
+    // Several facts files: a test named in the second is known (repeat the flag or use commas).
+    let more = dir.join("facts-more.yaml").display().to_string();
+    let both = format!("{facts},{more}");
+    for args in [
+        vec!["--facts", facts.as_str(), "--facts", more.as_str()],
+        vec!["--facts", both.as_str()],
+    ] {
+        let mut argv: Vec<&str> = vec!["lint", &c, "--seeds", &seeds];
+        argv.extend(args);
+        let (code, out, err) = run(&argv);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            out.contains("lint: 6 case files checked, 2 problems"),
+            "{out}"
+        );
+        assert!(!err.contains("TestNoSuchThing"), "{err}");
+    }
 
     let (code, _, err) = run(&["lint", &c, "--seeds", "/nonexistent", "--facts", &facts]);
     assert_eq!(code, 2);

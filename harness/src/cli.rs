@@ -221,16 +221,22 @@ pub enum Command {
         jobs: Option<u64>,
     },
     /// Check case files: schema, upstream's HPA validation, unique names, and that each `source`
-    /// exists (a seed document and one of its headings, or an upstream test in the facts file).
+    /// exists (a seed document and one of its headings, or an upstream test in a facts file; a
+    /// case with neither says why in `source.reason`).
     Lint {
         /// Case files or folders (default: `cases/`).
         paths: Vec<PathBuf>,
         /// The seed documents.
         #[arg(long, default_value = "../shared/seeds")]
         seeds: PathBuf,
-        /// The upstream unit-test facts.
-        #[arg(long, default_value = "../shared/reference/upstream-test-facts.yaml")]
-        facts: PathBuf,
+        /// The upstream unit-test facts: one file, or several (repeat the flag, or separate
+        /// with commas); an `upstream:` source may name an id or test of any of them.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "../shared/reference/upstream-test-facts.yaml"
+        )]
+        facts: Vec<PathBuf>,
     },
     /// The scale benchmark on kind: `load`, `measure`, `table` (`just bench kind-scale` runs
     /// them around switching kube-controller-manager's HPA controller for the reference).

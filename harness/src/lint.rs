@@ -19,8 +19,9 @@ pub struct Sources {
 }
 
 impl Sources {
-    /// Reads the seed documents (a folder) and the upstream facts file.
-    pub fn load(seeds_dir: &Path, facts_file: &Path) -> Result<Sources, String> {
+    /// Reads the seed documents (a folder) and the upstream facts files (their ids and tests
+    /// together).
+    pub fn load(seeds_dir: &Path, facts_files: &[PathBuf]) -> Result<Sources, String> {
         let mut seeds = BTreeMap::new();
         let entries = std::fs::read_dir(seeds_dir).map_err(|e| {
             format!(
@@ -47,35 +48,37 @@ impl Sources {
                 .collect();
             seeds.insert(name, headings);
         }
-        let text = std::fs::read_to_string(facts_file).map_err(|e| {
-            format!(
-                "cannot read the upstream facts {}: {e}",
-                facts_file.display()
-            )
-        })?;
-        let facts: Vec<serde_json::Value> = yaml::from_str(&text).map_err(|e| {
-            format!(
-                "{}:{}:{}: {}",
-                facts_file.display(),
-                e.pos.line,
-                e.pos.column,
-                e.reason
-            )
-        })?;
         let mut upstream = BTreeSet::new();
-        for f in &facts {
-            if let Some(id) = f.get("id").and_then(|v| v.as_str()) {
-                let mut prefix = String::new();
-                for (i, part) in id.split('/').enumerate() {
-                    if i > 0 {
-                        prefix.push('/');
+        for facts_file in facts_files {
+            let text = std::fs::read_to_string(facts_file).map_err(|e| {
+                format!(
+                    "cannot read the upstream facts {}: {e}",
+                    facts_file.display()
+                )
+            })?;
+            let facts: Vec<serde_json::Value> = yaml::from_str(&text).map_err(|e| {
+                format!(
+                    "{}:{}:{}: {}",
+                    facts_file.display(),
+                    e.pos.line,
+                    e.pos.column,
+                    e.reason
+                )
+            })?;
+            for f in &facts {
+                if let Some(id) = f.get("id").and_then(|v| v.as_str()) {
+                    let mut prefix = String::new();
+                    for (i, part) in id.split('/').enumerate() {
+                        if i > 0 {
+                            prefix.push('/');
+                        }
+                        prefix.push_str(part);
+                        upstream.insert(prefix.clone());
                     }
-                    prefix.push_str(part);
-                    upstream.insert(prefix.clone());
                 }
-            }
-            if let Some(t) = f.get("test").and_then(|v| v.as_str()) {
-                upstream.insert(t.to_string());
+                if let Some(t) = f.get("test").and_then(|v| v.as_str()) {
+                    upstream.insert(t.to_string());
+                }
             }
         }
         Ok(Sources { seeds, upstream })

@@ -467,7 +467,7 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
             inputs.load.display()
         ),
         source: Source {
-            upstream: Some("what-if (user input)".into()),
+            reason: Some("what-if: the user's own HPA and load".into()),
             ..Source::default()
         },
         notes: None,

@@ -321,8 +321,19 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
     if file.title.trim().is_empty() {
         return Err(c.err("title", "title must not be empty"));
     }
-    if file.source.seed.is_none() && file.source.upstream.is_none() {
-        return Err(c.err("source", "source needs a seed document or an upstream test"));
+    let src = &file.source;
+    let has_reason = src.reason.as_deref().is_some_and(|r| !r.trim().is_empty());
+    if src.seed.is_none() && src.upstream.is_none() && !has_reason {
+        return Err(c.err(
+            "source",
+            "source needs a seed document, an upstream test, or a reason why neither applies",
+        ));
+    }
+    if (src.seed.is_some() || src.upstream.is_some()) && src.reason.is_some() {
+        return Err(c.err(
+            "source.reason",
+            "source.reason is for a case with neither a seed nor an upstream source: drop it",
+        ));
     }
     let mut gates = FeatureGates::KUBERNETES_1_36;
     for (name, value) in &file.feature_gates {

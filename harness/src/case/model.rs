@@ -65,6 +65,10 @@ pub struct Source {
     /// `HT/TestScaleUp`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<String>,
+    /// Why the case has neither a seed statement nor an upstream test behind it (e.g. "found by
+    /// `hpa-conformance fuzz`, seed 7"): required then, and only then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// Controller settings overrides; unset fields keep kube-controller-manager's defaults.
