@@ -583,6 +583,18 @@ pub fn run_case_judged(
         );
     }
     let judged = Some(profile);
+    if profile < Profile::Status
+        && case.file.timeline.iter().any(|e| {
+            e.scale_api
+                .as_ref()
+                .is_some_and(|s| s.update_failures.is_some())
+        })
+    {
+        let why = format!(
+            "scaleApi.updateFailures counts failed rescales by the AbleToScale=False/FailedUpdateScale condition, which an implementation judged at profile {profile} does not report; run it at --profile status"
+        );
+        return (result(Outcome::Skipped(why), Vec::new(), None), judged);
+    }
     let mut world = World::new(case);
     let mut ticks: Vec<TickRecord> = Vec::new();
     let period = i64::from(case.sync_period);

@@ -72,7 +72,19 @@ fn an_implementation_without_status_passes_every_case_at_replicas_and_fails_stat
     for case in &cases {
         let core = run_case(case, &CoreTarget, &RunOptions::default());
         let (r, judged) = run_case_judged(case, declared_replicas.as_ref(), &RunOptions::default());
+        if case.file.expect.rejected.is_some() {
+            // Never reaches an implementation.
+            assert!(matches!(r.outcome, Outcome::Skipped(_)), "{}", case.name());
+            continue;
+        }
         assert_eq!(judged, Some(Profile::Replicas), "{}", case.name());
+        if let Outcome::Skipped(why) = &r.outcome
+            && why.contains("scaleApi.updateFailures")
+        {
+            // A one-shot scale error is used up by a reported failure: status level and up.
+            assert!(core.passed(), "{}", case.name());
+            continue;
+        }
         assert_eq!(
             r.passed(),
             core.passed(),
@@ -341,9 +353,11 @@ fn the_summary_reports_every_level_up_to_the_profile() {
     assert_eq!(doc["summary"]["levels"][0]["passed"], n);
     assert_eq!(doc["summary"]["levels"][0]["ran"], n);
     assert_eq!(doc["summary"]["levels"].as_array().map(Vec::len), Some(1));
-    // The reference core is judged at full.
+    // The reference core is judged at full (it also runs the rejected-manifest cases the
+    // implementation skips).
     let (code, out, _) = cli(&["run", &folder]);
     assert_eq!(code, 0, "{out}");
+    let n = out.lines().filter(|l| l.starts_with("PASS")).count();
     assert!(
         out.lines().last().is_some_and(
             |l| l == format!("profile full: replicas {n}/{n} · status {n}/{n} · full {n}/{n}")

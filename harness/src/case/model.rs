@@ -382,8 +382,8 @@ pub struct ScaleApi {
     pub update_error: Option<String>,
     /// How many rescales fail with `updateError` before UPDATE scale succeeds again (a one-shot
     /// error: `1`, e.g. a 409 Conflict); absent: every rescale fails until the next `scaleApi`.
-    /// A rescale counts when the controller reports it failed (AbleToScale=False/FailedUpdateScale)
-    /// or, reporting no such condition, asked for another count (`desiredReplicas`) and wrote none.
+    /// A rescale counts when the controller reports it failed (AbleToScale=False/FailedUpdateScale),
+    /// so such a case is skipped on an implementation judged below profile `status`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub update_failures: Option<u32>,
 }
