@@ -12,8 +12,7 @@ use serde_json::Value;
 use hpa_conformance_tests::root;
 use hpa_harness::case::load::merge_patch;
 use hpa_harness::cluster::{connect_to, kube};
-use hpa_harness::runner::invalid_message;
-use hpa_reference::validation::{ValidationOptions, validate_hpa};
+use hpa_reference::validation::{ValidationOptions, invalid_message, validate_hpa};
 
 #[tokio::test]
 #[ignore = "needs a cluster: just kind-validation"]
@@ -45,7 +44,7 @@ async fn validation_answers_as_the_api_server() -> Result<()> {
         let ours = if errors.is_empty() {
             "accepted".to_string()
         } else {
-            invalid_message("HorizontalPodAutoscaler.autoscaling", &hpa_name, &errors)
+            invalid_message(&hpa_name, &errors)
         };
         let theirs = match kube::try_create_hpa(&client, ns, &hpa)
             .await

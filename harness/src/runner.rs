@@ -480,18 +480,6 @@ pub fn check_expectations(expect: &Expectations, ticks: &[TickRecord]) -> Vec<Fa
 /// Why a case expecting a rejected manifest is skipped on a controller.
 pub const REJECTED_SKIP: &str = "the API server rejects this HPA before any controller sees it: a rejection is checked on API validation (the core target, a cluster), not on an implementation";
 
-/// The API server's message for an invalid object: its field errors, joined as apimachinery's
-/// `NewInvalid` joins them (one error alone, or `[e1, e2]`).
-pub fn invalid_message(kind: &str, name: &str, errors: &[impl std::fmt::Display]) -> String {
-    let list = errors.iter().map(ToString::to_string).collect::<Vec<_>>();
-    let detail = if list.len() == 1 {
-        list[0].clone()
-    } else {
-        format!("[{}]", list.join(", "))
-    };
-    format!("{kind} {name:?} is invalid: {detail}")
-}
-
 /// `expect.rejected` on the reference's API validation: `None` when the HPA is rejected with a
 /// message containing `want`.
 fn check_rejected(case: &Case, want: &str, settings: &Settings) -> Option<Failure> {
@@ -502,7 +490,7 @@ fn check_rejected(case: &Case, want: &str, settings: &Settings) -> Option<Failur
         },
     );
     let name = case.hpa.metadata.name.as_deref().unwrap_or_default();
-    let have = invalid_message("HorizontalPodAutoscaler.autoscaling", name, &errors);
+    let have = hpa_reference::validation::invalid_message(name, &errors);
     if errors.is_empty() {
         Some(fail(None, "rejected", want, "accepted"))
     } else if !have.contains(want) {

@@ -139,6 +139,18 @@ impl Errors {
     }
 }
 
+/// The API server's 422 message for an HPA named `name` with these errors: the field errors
+/// joined as apimachinery's `NewInvalid` joins them (one alone, or `[e1, e2]`).
+pub fn invalid_message(name: &str, errors: &[FieldError]) -> String {
+    let list = errors.iter().map(ToString::to_string).collect::<Vec<_>>();
+    let detail = if list.len() == 1 {
+        list[0].clone()
+    } else {
+        format!("[{}]", list.join(", "))
+    };
+    format!("HorizontalPodAutoscaler.autoscaling {name:?} is invalid: {detail}")
+}
+
 /// Validates an autoscaling/v2 HorizontalPodAutoscaler as the API server
 /// would on create; returns every error found, in document order (empty if
 /// the object is valid).
