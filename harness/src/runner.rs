@@ -350,14 +350,16 @@ pub fn check_state(
                 && c.message_contains
                     .as_deref()
                     .is_none_or(|m| message.contains(m));
-            let want = match (&c.message, &c.message_contains) {
-                (Some(m), _) => Some(format!("{} message {m:?}", c.type_)),
-                (None, Some(m)) => Some(format!("{} message containing {m:?}", c.type_)),
-                (None, None) => None,
-            };
-            if let Some(want) = want
-                && !matches
-            {
+            if !matches {
+                let want = match (&c.message, &c.message_contains) {
+                    (Some(m), _) => format!("{} message {m:?}", c.type_),
+                    // Only a stated message can fail to match.
+                    (None, m) => format!(
+                        "{} message containing {:?}",
+                        c.type_,
+                        m.as_deref().unwrap_or_default()
+                    ),
+                };
                 out.push(fail(Some(t), "condition", want, format!("{message:?}")));
             }
         }

@@ -243,8 +243,8 @@ pub fn check(
     let have_trajectory = trajectory(observed);
     let beyond = only_after_the_end(&have_trajectory, virtual_trace, f64::from(case.duration));
     if let Some(want) = &case.file.expect.trajectory {
-        let have = have_trajectory.clone();
-        if &have != want && !beyond {
+        let have = &have_trajectory;
+        if have != want && !beyond {
             out.push(fail(
                 None,
                 "trajectory",
@@ -272,20 +272,9 @@ pub fn check(
 /// walk-down that goes on after `durationSeconds` is not a failure of a controller that keeps
 /// deciding while the lane waits for late decisions.
 fn only_after_the_end(have: &[i32], virtual_trace: &[TickTrace], end: f64) -> bool {
-    let distinct = |rows: &mut dyn Iterator<Item = &TickTrace>| {
-        let mut out: Vec<i32> = Vec::new();
-        for r in rows {
-            if out.is_empty() {
-                out.push(r.replicas_before);
-            }
-            if out.last() != Some(&r.replicas) {
-                out.push(r.replicas);
-            }
-        }
-        out
-    };
-    let within = distinct(&mut virtual_trace.iter().filter(|r| r.t as f64 <= end));
-    let extended = distinct(&mut virtual_trace.iter());
+    let until_end = virtual_trace.partition_point(|r| r.t as f64 <= end);
+    let within = crate::runner::trajectory(&virtual_trace[..until_end]);
+    let extended = crate::runner::trajectory(virtual_trace);
     have.len() > within.len() && have.starts_with(&within) && extended.starts_with(have)
 }
 
