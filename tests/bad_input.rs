@@ -118,6 +118,18 @@ use hpa_conformance_tests::{root, run};
     "reason:",
     "source.reason is for a case with neither a seed nor an upstream source"
 )]
+#[case::stray_sample_with_a_workload_pod_name(
+    "      total: 5000m\n",
+    "      total: 5000m\n    straySamples:\n      - {metric: cpu, pod: web-0003, value: 1}\n",
+    "web-0003",
+    "\"web-0003\" is a name the workload's own pods take (web-0000, …); a stray sample needs another"
+)]
+#[case::pods_without_ready_condition_and_ready(
+    "      total: 5000m\n",
+    "      total: 5000m\n    pods: {all: true, readyCondition: false, ready: true}\n",
+    "readyCondition",
+    "a pod without a Ready condition has no Ready status: drop `ready` or `readySince`"
+)]
 fn bad_numbers_are_bad_input_at_their_position(
     #[case] from: &str,
     #[case] to: &str,

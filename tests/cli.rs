@@ -26,6 +26,12 @@ fn broken_case_files_exit_2_with_file_line_column_and_the_good_cases_still_run()
             "load for \"memory\", which is not a metric of the HPA",
         ),
         (
+            "load-for-unknown-container.yaml",
+            16,
+            25,
+            "load for container \"apps\", which is not in the pod template (containers and sidecars: app, proxy)",
+        ),
+        (
             "max-below-min.yaml",
             11,
             5,
@@ -221,6 +227,44 @@ fn explain_prints_why_each_decision_was_made() {
         "{out}"
     );
     assert!(out.trim_end().ends_with("PASSED"));
+}
+
+#[test]
+fn explain_pods_shows_each_pods_start_readiness_deletion_and_samples() {
+    let (code, out, _) = run(&[
+        "explain",
+        &path("cases/calculator/rc-native-sidecar-usage-counted.yaml"),
+        "--pods",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    // Initial pods started an hour before t=0; samples are stamped at the tick with the case's
+    // window, one line per resource summing the containers (the native sidecar included).
+    assert!(
+        out.contains("pod web-0000 Running, started -3600, Ready=True since -3600; cpu app 300m + log-shipper 60m (at 0, window 30s)"),
+        "{out}"
+    );
+    // The pod the t=0 rescale created: started and ready at 0, sampled at 15 (inside its
+    // window after turning ready, so the calculator counts it unready).
+    assert!(
+        out.contains("pod web-0004 Running, started 0, Ready=True since 0; cpu app 300m + log-shipper 60m (at 15, window 30s)"),
+        "{out}"
+    );
+    let (code, out, _) = run(&[
+        "explain",
+        &path("cases/calculator/rc-resource-scale-down-pods-being-deleted-ignored.yaml"),
+        "--pods",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Ready=False since 0, deleting; no samples"),
+        "{out}"
+    );
+    // Without --pods there are no pod lines.
+    let (_, out, _) = run(&[
+        "explain",
+        &path("cases/calculator/rc-native-sidecar-usage-counted.yaml"),
+    ]);
+    assert!(!out.contains("pod web-0000"), "{out}");
 }
 
 #[test]

@@ -131,6 +131,10 @@ pub enum Command {
         /// The conformance level the case is judged at, as for `run`.
         #[arg(long)]
         profile: Option<Profile>,
+        /// Also show each pod at every tick: phase, start time, Ready and since when, deletion,
+        /// and each metric sample with its timestamp and window (every tick gets its own row).
+        #[arg(long)]
+        pods: bool,
     },
     /// What would my HPA do with this load? Predicts the replicas of an HPA (as `kubectl get hpa
     /// -o yaml` prints it) under a load trace (CSV: time,metric,value[,per]) on the reference
@@ -428,6 +432,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 &RunOptions {
                     fixed_gates,
                     profile,
+                    pods: false,
                 },
                 jobs,
             )
@@ -660,6 +665,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             let opts = RunOptions {
                 fixed_gates,
                 profile,
+                pods: false,
             };
             let (results, judged, implementation) =
                 run_with_progress(&cases, target.as_ref(), &opts, jobs_or_default(jobs));
@@ -718,6 +724,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             step_timeout,
             feature_gates,
             profile,
+            pods,
         } => {
             let fixed_gates =
                 hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
@@ -726,6 +733,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             let opts = RunOptions {
                 fixed_gates,
                 profile,
+                pods,
             };
             let result = run_case(&case, target.as_ref(), &opts);
             emit(
@@ -921,6 +929,7 @@ fn run_on_cluster(
     let run_opts = RunOptions {
         fixed_gates: BTreeMap::new(),
         profile: None,
+        pods: false,
     };
     if args.plan_only {
         let plans = crate::cluster::plan_all(&cases, &opts, &run_opts);

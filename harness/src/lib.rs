@@ -13,6 +13,7 @@ pub mod expected;
 pub mod fuzz;
 pub mod lint;
 pub mod parallel;
+pub mod podstate;
 pub mod profile;
 pub mod protocol;
 pub mod report;

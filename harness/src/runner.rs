@@ -89,6 +89,8 @@ pub struct RunOptions {
     /// The level cases are judged at (`--profile`); `None`: the highest the implementation
     /// supports ([`crate::profile`]).
     pub profile: Option<Profile>,
+    /// Record each pod's state and samples at every tick in the trace's detail (`explain --pods`).
+    pub pods: bool,
 }
 
 /// The settings a case runs with on a target, or why it must be skipped. Gates start at
@@ -617,10 +619,11 @@ pub fn run_case_judged(
             );
         }
         let after = world.replicas();
-        ticks.push(TickRecord {
-            trace: tick_trace(t, before, after, pods, &outcome),
-            outcome,
-        });
+        let mut trace = tick_trace(t, before, after, pods, &outcome);
+        if opts.pods {
+            trace.detail.pods = crate::podstate::pod_states(&snapshot);
+        }
+        ticks.push(TickRecord { trace, outcome });
         t += period;
     }
     let finished = session.finish();

@@ -53,6 +53,9 @@ pub struct TickDetail {
     pub conditions: Vec<ConditionDetail>,
     /// Why, from targets that explain.
     pub explanation: Option<Explanation>,
+    /// Each pod as the target saw it before the tick (collected only when a run asks for it,
+    /// [`crate::runner::RunOptions::pods`]).
+    pub pods: Vec<crate::podstate::PodState>,
 }
 
 impl TickDetail {
@@ -272,6 +275,7 @@ pub fn tick_trace(
                 })
                 .collect(),
             explanation: outcome.explanation.clone(),
+            pods: Vec::new(),
         },
     }
 }
@@ -305,6 +309,7 @@ impl TickTrace {
                 metrics: self.detail.metrics.clone(),
                 conditions: Vec::new(),
                 explanation: None,
+                pods: Vec::new(),
             },
             events: self
                 .events

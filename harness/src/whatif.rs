@@ -130,29 +130,39 @@ pub fn read_hpa(
     Ok(hpa)
 }
 
-/// The Deployment's replicas and containers with their requests.
-fn read_deployment(path: &Path) -> Result<(Option<i32>, Vec<Container>), LoadError> {
+/// The Deployment's replicas, containers and native sidecars (init containers with
+/// `restartPolicy: Always`), with their requests.
+type DeploymentPods = (Option<i32>, Vec<Container>, Vec<Container>);
+
+/// A Kubernetes container as the case format's: its name and requests.
+fn case_container(c: k8s_openapi::api::core::v1::Container) -> Container {
+    Container {
+        name: c.name,
+        requests: c
+            .resources
+            .and_then(|r| r.requests)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, q)| (k, q.0))
+            .collect(),
+    }
+}
+
+/// Reads the Deployment manifest given to what-if.
+fn read_deployment(path: &Path) -> Result<DeploymentPods, LoadError> {
     let text = read(path)?;
     let at = |e: yaml::YamlError| err(path, e.pos.line, e.pos.column, e.reason);
     let index = Index::build(&text).map_err(at)?;
     let d: Deployment = yaml::from_str(&text).map_err(|e| at(index.explain(e)))?;
     let spec = d.spec.unwrap_or_default();
-    let containers: Vec<Container> = spec
-        .template
-        .spec
-        .map(|s| s.containers)
+    let pod = spec.template.spec.unwrap_or_default();
+    let containers: Vec<Container> = pod.containers.into_iter().map(case_container).collect();
+    let sidecars: Vec<Container> = pod
+        .init_containers
         .unwrap_or_default()
         .into_iter()
-        .map(|c| Container {
-            name: c.name,
-            requests: c
-                .resources
-                .and_then(|r| r.requests)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(k, q)| (k, q.0))
-                .collect(),
-        })
+        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
+        .map(case_container)
         .collect();
     if containers.is_empty() {
         let pos = index.locate("spec.template.spec.containers");
@@ -163,7 +173,7 @@ fn read_deployment(path: &Path) -> Result<(Option<i32>, Vec<Container>), LoadErr
             "the Deployment's pod template has no container",
         ));
     }
-    Ok((spec.replicas, containers))
+    Ok((spec.replicas, containers, sidecars))
 }
 
 /// How a metric takes its load.
@@ -414,7 +424,7 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
     let hpa_with_status: HorizontalPodAutoscaler =
         yaml::from_str(&read(&inputs.hpa)?).unwrap_or_default();
     let (timeline, start) = read_load(&inputs.load, &hpa)?;
-    let (dep_replicas, containers) = match &inputs.deployment {
+    let (dep_replicas, containers, sidecars) = match &inputs.deployment {
         Some(p) => read_deployment(p)?,
         None => {
             let mut requests = BTreeMap::new();
@@ -435,6 +445,7 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
                     name: "app".into(),
                     requests,
                 }],
+                Vec::new(),
             )
         }
     };
@@ -480,7 +491,7 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
             selector: None,
             pod: PodTemplate {
                 containers,
-                sidecars: Vec::new(),
+                sidecars,
                 requests: None,
             },
             startup: Startup::default(),
@@ -659,7 +670,43 @@ pub fn parse_duration(s: &str) -> Result<u32, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{fields, parse_duration};
+    use super::{fields, parse_duration, read_deployment};
+
+    #[test]
+    fn a_deployments_native_sidecars_are_read_and_plain_init_containers_are_not() {
+        let path =
+            std::env::temp_dir().join(format!("hpa-whatif-sidecars-{}.yaml", std::process::id()));
+        std::fs::write(
+            &path,
+            r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      initContainers:
+      - {name: migrate, image: m, resources: {requests: {cpu: 900m}}}
+      - {name: proxy, image: p, restartPolicy: Always, resources: {requests: {cpu: 100m}}}
+      containers:
+      - {name: web, image: w, resources: {requests: {cpu: 500m}}}
+"#,
+        )
+        .expect("write");
+        let read = read_deployment(&path);
+        let _ = std::fs::remove_file(&path);
+        let (replicas, containers, sidecars) = read.expect("reads");
+        assert_eq!(replicas, Some(2));
+        let names = |cs: &[super::Container]| cs.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&containers), ["web"]);
+        assert_eq!(names(&sidecars), ["proxy"]);
+        assert_eq!(
+            sidecars[0].requests.get("cpu").map(String::as_str),
+            Some("100m")
+        );
+    }
 
     #[test]
     fn durations_read_like_kube_flags() {

@@ -86,6 +86,8 @@ struct SimPod {
     phase: Option<Phase>,
     /// (ready, transition time) set by the timeline.
     ready: Option<(bool, i64)>,
+    /// The pod has no Ready condition at all.
+    no_ready_condition: bool,
     deleted: bool,
 }
 
@@ -149,6 +151,8 @@ pub struct World {
     object_values: BTreeMap<String, i64>,
     external_series: BTreeMap<String, Vec<i64>>,
     missing: BTreeMap<String, BTreeSet<String>>,
+    /// Samples for pods outside the pod list, by (metric, pod name).
+    stray: BTreeMap<(String, String), i64>,
     metric_errors: BTreeMap<String, String>,
     get_scale_error: Option<String>,
     update_scale_error: Option<String>,
@@ -240,6 +244,7 @@ impl World {
             object_values: BTreeMap::new(),
             external_series: BTreeMap::new(),
             missing: BTreeMap::new(),
+            stray: BTreeMap::new(),
             metric_errors: BTreeMap::new(),
             get_scale_error: None,
             update_scale_error: None,
@@ -263,6 +268,7 @@ impl World {
             initial,
             phase: None,
             ready: None,
+            no_ready_condition: false,
             deleted: false,
         });
         self.next_seq += 1;
@@ -292,6 +298,9 @@ impl World {
 
     /// (ready, last transition) at `t`.
     fn ready_at(&self, p: &SimPod, t: i64) -> (bool, i64) {
+        if p.no_ready_condition {
+            return (false, p.created);
+        }
         if let Some(r) = p.ready {
             return r;
         }
@@ -385,6 +394,9 @@ impl World {
                     (ready, t)
                 });
             }
+            if let Some(has) = c.ready_condition {
+                self.pods[i].no_ready_condition = !has;
+            }
             if let Some(since) = c.ready_since {
                 let (now_ready, _) = self.ready_at(&self.pods[i], t);
                 self.pods[i].ready = Some((now_ready, since));
@@ -474,6 +486,10 @@ impl World {
                 .map(|i| self.pods[i].name.clone())
                 .collect();
             self.missing.insert(m.metric.clone(), names);
+        }
+        for s in &e.stray_samples {
+            self.stray
+                .insert((s.metric.clone(), s.pod.clone()), q(&s.value));
         }
         if let Some(m) = &e.metric_error {
             let message = if m.unregistered {
@@ -637,12 +653,14 @@ impl World {
                     .into(),
                 ),
                 start_time: (phase != Phase::Pending).then(|| kube_time(instant(self.start_of(p)))),
-                conditions: Some(vec![PodCondition {
-                    type_: "Ready".into(),
-                    status: if ready { "True" } else { "False" }.into(),
-                    last_transition_time: Some(kube_time(instant(since))),
-                    ..PodCondition::default()
-                }]),
+                conditions: (!p.no_ready_condition).then(|| {
+                    vec![PodCondition {
+                        type_: "Ready".into(),
+                        status: if ready { "True" } else { "False" }.into(),
+                        last_transition_time: Some(kube_time(instant(since))),
+                        ..PodCondition::default()
+                    }]
+                }),
                 ..PodStatus::default()
             }),
         }
@@ -658,6 +676,7 @@ impl World {
             initial: true,
             phase: None,
             ready: None,
+            no_ready_condition: false,
             deleted: false,
         };
         let spec = self.pod_object(&probe, 0, &labels).spec.unwrap_or_default();
@@ -722,9 +741,12 @@ impl World {
                     },
                     timestamp: now.clone(),
                     window: window.clone(),
+                    // metrics-server reports every running container, sidecars (restartable
+                    // init containers) included; upstream sums them all for a Resource metric.
                     containers: self
                         .containers
                         .iter()
+                        .chain(&self.sidecars)
                         .map(|c| ContainerMetrics {
                             name: c.name.clone(),
                             usage: present
@@ -737,6 +759,39 @@ impl World {
                                 })
                                 .collect(),
                         })
+                        .collect(),
+                });
+            }
+            // Samples for pods outside the pod list, one PodMetrics per such pod.
+            let mut stray: BTreeMap<&str, BTreeMap<String, BTreeMap<String, Quantity>>> =
+                BTreeMap::new();
+            for ((metric, pod), v) in &self.stray {
+                let container = match self.kinds.get(metric) {
+                    Some(MetricKind::Resource) => self.containers.first().map(|c| c.name.clone()),
+                    Some(MetricKind::ContainerResource(c)) => Some(c.clone()),
+                    _ => None,
+                };
+                if let Some(container) = container {
+                    stray
+                        .entry(pod.as_str())
+                        .or_default()
+                        .entry(container)
+                        .or_default()
+                        .insert(metric.clone(), quantity(*v));
+                }
+            }
+            for (pod, containers) in stray {
+                apis.resource.items.push(PodMetrics {
+                    metadata: ObjectMeta {
+                        name: Some(pod.to_string()),
+                        namespace: self.hpa.metadata.namespace.clone(),
+                        ..ObjectMeta::default()
+                    },
+                    timestamp: now.clone(),
+                    window: window.clone(),
+                    containers: containers
+                        .into_iter()
+                        .map(|(name, usage)| ContainerMetrics { name, usage })
                         .collect(),
                 });
             }
@@ -761,6 +816,14 @@ impl World {
                                 timestamp: now.clone(),
                                 window_seconds: Some(self.window.as_secs() as i64),
                             })
+                            .chain(self.stray.iter().filter(|((m, _), _)| m == key).map(
+                                |((_, pod), v)| PodValue {
+                                    pod: pod.clone(),
+                                    value: quantity(*v),
+                                    timestamp: now.clone(),
+                                    window_seconds: Some(self.window.as_secs() as i64),
+                                },
+                            ))
                             .collect()
                     };
                     apis.pods.insert(key.clone(), ListAnswer { items, error });

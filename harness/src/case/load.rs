@@ -220,7 +220,24 @@ pub fn metric_key(m: &k8s_openapi::api::autoscaling::v2::MetricSpec) -> String {
     .unwrap_or_default()
 }
 
-fn check_load(c: &Checker<'_>, at: &str, load: &Load, keys: &[String]) -> Result<(), LoadError> {
+fn check_load(
+    c: &Checker<'_>,
+    at: &str,
+    load: &Load,
+    keys: &[String],
+    containers: &[&str],
+) -> Result<(), LoadError> {
+    if let Some(name) = &load.container
+        && !containers.contains(&name.as_str())
+    {
+        return Err(c.err(
+            &format!("{at}.container"),
+            format!(
+                "load for container {name:?}, which is not in the pod template (containers and sidecars: {})",
+                containers.join(", ")
+            ),
+        ));
+    }
     if !keys.contains(&load.metric) {
         return Err(c.err(
             &format!("{at}.metric"),
@@ -437,6 +454,13 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
 
     // Timeline.
     let keys = metric_keys(&hpa);
+    let container_names: Vec<&str> = w
+        .pod
+        .containers
+        .iter()
+        .chain(&w.pod.sidecars)
+        .map(|c| c.name.as_str())
+        .collect();
     let metric_known = |at: &str, m: &str| {
         if keys.iter().any(|k| k == m) {
             Ok(())
@@ -450,6 +474,17 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
             ))
         }
     };
+    // The type (`Resource`, `Pods`, …) of the HPA's metric with this key.
+    let metric_type = |key: &str| {
+        file.hpa
+            .spec
+            .metrics
+            .iter()
+            .flatten()
+            .find(|m| metric_key(m) == key)
+            .map(|m| m.type_.clone())
+            .unwrap_or_default()
+    };
     // The latest time the case names, and where.
     let mut last = (0i64, String::new());
     let mut later = |t: i64, at: String| {
@@ -462,10 +497,10 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
         c.time(&format!("{at}.at"), i64::from(e.at))?;
         later(i64::from(e.at), format!("{at}.at"));
         if let Some(l) = &e.load {
-            check_load(&c, &format!("{at}.load"), l, &keys)?;
+            check_load(&c, &format!("{at}.load"), l, &keys, &container_names)?;
         }
         for (j, l) in e.loads.iter().enumerate() {
-            check_load(&c, &format!("{at}.loads[{j}]"), l, &keys)?;
+            check_load(&c, &format!("{at}.loads[{j}]"), l, &keys, &container_names)?;
         }
         if let Some(r) = e.set_replicas {
             c.replicas(&format!("{at}.setReplicas"), r)?;
@@ -498,6 +533,12 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                     "pick pods with exactly one of ordinals, newest, all",
                 ));
             }
+            if p.ready_condition == Some(false) && (p.ready.is_some() || p.ready_since.is_some()) {
+                return Err(c.err(
+                    &format!("{at}.pods"),
+                    "a pod without a Ready condition has no Ready status: drop `ready` or `readySince`",
+                ));
+            }
         }
         if let Some(m) = &e.metrics_missing {
             metric_known(&format!("{at}.metricsMissing.metric"), &m.metric)?;
@@ -516,15 +557,7 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                     "an unregistered API has no error message of its own: drop `message`",
                 ));
             }
-            let kind = file
-                .hpa
-                .spec
-                .metrics
-                .iter()
-                .flatten()
-                .find(|s| metric_key(s) == m.metric)
-                .map(|s| s.type_.clone())
-                .unwrap_or_default();
+            let kind = metric_type(&m.metric);
             if m.unregistered
                 && !matches!(kind.as_str(), "Resource" | "ContainerResource" | "External")
             {
@@ -533,6 +566,30 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                     format!("only the resource and external metrics APIs can be unregistered, not the one of a {kind} metric"),
                 ));
             }
+        }
+        for (j, s) in e.stray_samples.iter().enumerate() {
+            let here = format!("{at}.straySamples[{j}]");
+            metric_known(&format!("{here}.metric"), &s.metric)?;
+            let kind = metric_type(&s.metric);
+            if !matches!(kind.as_str(), "Resource" | "ContainerResource" | "Pods") {
+                return Err(c.err(
+                    &format!("{here}.metric"),
+                    format!("a {kind} metric has no per-pod samples; stray samples are for Resource, ContainerResource and Pods metrics"),
+                ));
+            }
+            let target = &file.hpa.spec.scale_target_ref.name;
+            let own = s
+                .pod
+                .strip_prefix(target.as_str())
+                .and_then(|r| r.strip_prefix('-'))
+                .is_some_and(|n| n.len() >= 4 && n.bytes().all(|b| b.is_ascii_digit()));
+            if s.pod.is_empty() || own {
+                return Err(c.err(
+                    &format!("{here}.pod"),
+                    format!("{:?} is a name the workload's own pods take ({target}-0000, …); a stray sample needs another", s.pod),
+                ));
+            }
+            c.amount(&format!("{here}.value"), &s.value)?;
         }
     }
     // Every patched manifest must be one the API server accepts (patches apply in time order),

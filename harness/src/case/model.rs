@@ -178,7 +178,9 @@ pub struct Workload {
 pub struct PodTemplate {
     /// `spec.containers`.
     pub containers: Vec<Container>,
-    /// `spec.initContainers` with `restartPolicy: Always` (sidecars): their requests count.
+    /// `spec.initContainers` with `restartPolicy: Always` (sidecars): their requests count, and
+    /// their usage (a `load` naming the sidecar's `container`) is reported and summed like any
+    /// container's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sidecars: Vec<Container>,
     /// Pod-level `spec.resources.requests` (PodLevelResources).
@@ -248,6 +250,11 @@ pub struct TimelineEntry {
     /// Which pods the metrics API returns no sample for (replaces the earlier set for the metric).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_missing: Option<MetricsMissing>,
+    /// Samples the metrics API returns for pods that do not exist (not in the workload's pod
+    /// list, e.g. a pod deleted since): upstream skips them. Each holds from here on; a later one
+    /// for the same metric and pod replaces it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stray_samples: Vec<StraySample>,
     /// Make a metrics API fail for one metric, or recover.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metric_error: Option<MetricError>,
@@ -267,7 +274,8 @@ pub struct Load {
     /// The metric: the resource name (`cpu`, `memory`) for Resource and ContainerResource
     /// metrics, the metric name for Pods, Object and External metrics.
     pub metric: String,
-    /// For resources: the container whose usage this is (default: the first container).
+    /// For resources: the container whose usage this is (default: the first container); a name
+    /// from `workload.pod.containers` or `workload.pod.sidecars` (another name is an error).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
     /// A total spread evenly over the ready pods (not-ready pods report 0); it re-spreads as pods
@@ -316,6 +324,11 @@ pub struct PodChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = -MAX_VIRTUAL_SECONDS, max = MAX_VIRTUAL_SECONDS))]
     pub started_at: Option<i64>,
+    /// `false`: the pods have no Ready condition at all (as before a kubelet reports one; upstream
+    /// then counts them unready for CPU); `true`: the condition is back (with `ready`, or from the
+    /// start-up model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_condition: Option<bool>,
     /// Set the Ready condition's `lastTransitionTime` to this virtual time (seconds, may be
     /// negative); keeps the Ready status unless `ready` is also given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -334,6 +347,19 @@ pub enum Phase {
     Succeeded,
     /// Failed.
     Failed,
+}
+
+/// A sample for a pod that is not in the workload's pod list.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StraySample {
+    /// A `Resource`, `ContainerResource` or `Pods` metric (as in `load.metric`).
+    pub metric: String,
+    /// The pod's name: one the workload's pods (`<target>-0000`, …) never have.
+    pub pod: String,
+    /// The sample (for a resource: the usage of the first container, or of the
+    /// `ContainerResource` metric's container).
+    pub value: String,
 }
 
 /// Pods without samples for a metric.

@@ -256,6 +256,12 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
                 e.at
             ));
         }
+        if !e.stray_samples.is_empty() {
+            return Err(format!(
+                "serves samples for pods that do not exist at t={} (not mirrored to clusters yet)",
+                e.at
+            ));
+        }
         if e.status_replicas.is_some() {
             return Err(format!(
                 "overrides the scale's status.replicas at t={}, which the workload controller owns on a cluster",
@@ -266,6 +272,12 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             if p.deleted == Some(true) {
                 return Err(format!(
                     "deletes pods at t={} without replacement; a real ReplicaSet replaces them",
+                    e.at
+                ));
+            }
+            if p.ready_condition == Some(false) {
+                return Err(format!(
+                    "removes pods' Ready condition at t={}, which the kubelet always reports on a cluster",
                     e.at
                 ));
             }

@@ -13,6 +13,7 @@ use hpa_reference::{Explanation, Path};
 use serde::Serialize;
 
 use crate::case::Case;
+use crate::podstate::PodState;
 use crate::runner::{CaseResult, Failure, Outcome, RunOptions, resolve_settings};
 use crate::target::GateSupport;
 use crate::trace::TickTrace;
@@ -45,6 +46,10 @@ pub struct StoryRow {
     /// The events of this row.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<String>,
+    /// Each pod as the target saw it at this row's tick (`explain --pods`; a row with pods is
+    /// never a collapsed run, since sample times move with every tick).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pod_states: Vec<PodState>,
 }
 
 /// A case's story: its rows and how it ended.
@@ -235,6 +240,7 @@ fn same(a: &TickTrace, b: &TickTrace) -> bool {
         && a.conditions == b.conditions
         && a.detail.conditions == b.detail.conditions
         && a.why == b.why
+        && a.detail.pods == b.detail.pods
 }
 
 /// The rows of a trace. `tol` (the run's tolerance band) lets a sentence say a proposal stayed
@@ -291,6 +297,7 @@ pub fn rows(trace: &[TickTrace], tol: Option<Tolerances>) -> Vec<StoryRow> {
             why,
             conditions,
             events: x.events.clone(),
+            pod_states: x.detail.pods.clone(),
         });
         i = j + 1;
     }
@@ -363,6 +370,9 @@ pub fn render_rows(rows: &[StoryRow], out: &mut String) {
         }
         for e in &r.events {
             let _ = writeln!(out, "{pad:>27}event: {e}");
+        }
+        for p in &r.pod_states {
+            let _ = writeln!(out, "{pad:>27}pod {p}");
         }
     }
 }
