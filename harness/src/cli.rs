@@ -433,6 +433,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                     fixed_gates,
                     profile,
                     pods: false,
+                    flag_defaults: None,
                 },
                 jobs,
             )
@@ -666,6 +667,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 fixed_gates,
                 profile,
                 pods: false,
+                flag_defaults: None,
             };
             let (results, judged, implementation) =
                 run_with_progress(&cases, target.as_ref(), &opts, jobs_or_default(jobs));
@@ -734,6 +736,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 fixed_gates,
                 profile,
                 pods,
+                flag_defaults: None,
             };
             let result = run_case(&case, target.as_ref(), &opts);
             emit(
@@ -930,6 +933,7 @@ fn run_on_cluster(
         fixed_gates: BTreeMap::new(),
         profile: None,
         pods: false,
+        flag_defaults: None,
     };
     if args.plan_only {
         let plans = crate::cluster::plan_all(&cases, &opts, &run_opts);

@@ -91,6 +91,10 @@ pub struct RunOptions {
     pub profile: Option<Profile>,
     /// Record each pod's state and samples at every tick in the trace's detail (`explain --pods`).
     pub pods: bool,
+    /// The controller's flag values where a case's `settings` say nothing (`None`: Kubernetes
+    /// 1.36's defaults, [`Settings::default`]). Only the flag fields are read, not the gates or
+    /// the sync period; the test that each default is pinned by a case changes them.
+    pub flag_defaults: Option<Settings>,
 }
 
 /// The settings a case runs with on a target, or why it must be skipped. Gates start at
@@ -138,7 +142,7 @@ pub fn resolve_settings(
         }
     }
     let o = &case.file.settings;
-    let d = Settings::default();
+    let d = opts.flag_defaults.clone().unwrap_or_default();
     let secs = |v: Option<u32>, default: Duration| {
         v.map_or(default, |s| Duration::from_secs(u64::from(s)))
     };
