@@ -66,6 +66,16 @@ upstream-corpus: upstream
 fuzz-upstream COUNT="3600" SEED="1": upstream
     cargo run -q -p hpa-harness -- fuzz --b exec:adapters/upstream/bin/hpa-upstream-adapter --count {{COUNT}} --seed {{SEED}}
 
+# Mutation testing of the decision core (cargo-mutants; what is mutated and how each mutant is
+# judged: .cargo/mutants.toml): a mutant is caught when a case fails on the core (tests/verdicts.rs,
+# the corpus's verdicts without snapshots). Long — about 990 mutants at 15-20 s each on 2 cores
+# (a rebuild of the harness per mutant), so not part of CI; extra arguments go to cargo-mutants,
+# e.g. `just mutants -f reference/src/normalize.rs` or `--iterate`. The baseline is skipped
+# because cargo-mutants builds it from the mutated package's own tests; `just test` runs the corpus.
+mutants *ARGS:
+    command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants@27.1.0
+    cargo mutants --baseline=skip --timeout 120 --build-timeout 900 {{ARGS}}
+
 # The Go kit for third-party implementations (kits/go): its tests, vet, and the template adapter
 # built to kits/go/bin/hpa-template (docs/validate-your-hpa.md).
 kit-test:

@@ -30,12 +30,12 @@ fn first_failure(flags: Settings) -> Option<String> {
         flag_defaults: Some(flags),
         ..RunOptions::default()
     };
-    corpus().iter().find_map(|case| {
-        match run_case(case, &CoreTarget, &opts).outcome {
+    corpus()
+        .iter()
+        .find_map(|case| match run_case(case, &CoreTarget, &opts).outcome {
             Outcome::Failed(_) | Outcome::Errored(_) => Some(case.file.name.clone()),
             Outcome::Passed | Outcome::Skipped(_) => None,
-        }
-    })
+        })
 }
 
 fn secs(s: u64) -> Duration {
@@ -56,7 +56,11 @@ fn secs(s: u64) -> Duration {
 #[case::scale_up_limit_minimum_below("scale-up limit minimum 3", Settings { scale_up_limit_minimum: 3.0, ..Settings::default() })]
 #[case::scale_up_limit_minimum_above("scale-up limit minimum 5", Settings { scale_up_limit_minimum: 5.0, ..Settings::default() })]
 fn a_moved_default_fails_a_case(#[case] what: &str, #[case] flags: Settings) {
-    assert_ne!(flags, Settings::default(), "{what}: the flags must differ from the defaults");
+    assert_ne!(
+        flags,
+        Settings::default(),
+        "{what}: the flags must differ from the defaults"
+    );
     let failed = first_failure(flags);
     assert!(
         failed.is_some(),

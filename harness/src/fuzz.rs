@@ -473,6 +473,7 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
             pod: PodTemplate {
                 containers,
                 sidecars: Vec::new(),
+                init_containers: Vec::new(),
                 requests: pod_requests,
             },
             startup: Startup {

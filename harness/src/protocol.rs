@@ -102,16 +102,25 @@ pub struct ProtocolRecommendation {
     pub time: KubeTime,
 }
 
-/// A scale event in seeded memory.
+/// A scale event in seeded or reported memory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ProtocolScaleEvent {
     /// Replicas added or removed.
     pub change: i32,
     /// When.
     pub time: KubeTime,
+    /// Marked outdated by the controller (older than the longest policy period; upstream keeps
+    /// such an entry and reuses its slot). Absent: `false`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub outdated: bool,
 }
 
-/// The controller's memory to start with.
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The controller's memory of the HPA: to start with (`start.memory`) or after a tick
+/// (`result.memory`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProtocolMemory {
@@ -137,6 +146,10 @@ pub struct Start {
     pub settings: ProtocolSettings,
     /// Memory to start with; `null`: never seen the HPA.
     pub memory: Option<ProtocolMemory>,
+    /// The case expects the controller's memory: answer every `result` with `memory` (only sent
+    /// to an implementation that declares the `memoryReport` feature; absent: `false`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub report_memory: bool,
 }
 
 /// Who the implementation is.
@@ -171,9 +184,10 @@ pub struct Hello {
     /// from `replicas` is its default profile. Names this harness does not know are ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub levels: Option<Vec<String>>,
-    /// The features it has (`behavior`, `containerResource`, `memorySeeding`; see
-    /// `hpa_harness::case::features`); absent: all of them. A case that needs a feature not listed
-    /// is skipped with the reason. Names this harness does not know are ignored.
+    /// The features it has (`behavior`, `containerResource`, `memorySeeding`, `memoryReport`;
+    /// see `hpa_harness::case::features`); absent: all of them but `memoryReport`, which is only
+    /// ever declared. A case that needs a feature not listed is skipped with the reason. Names
+    /// this harness does not know are ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub features: Option<Vec<String>>,
     /// Whether one process can serve many cases in sequence: after a case's last tick the
@@ -202,7 +216,11 @@ impl Hello {
     pub fn declared_features(&self) -> std::collections::BTreeSet<crate::case::features::Feature> {
         use crate::case::features::Feature;
         let mut set: std::collections::BTreeSet<Feature> = match &self.features {
-            None => Feature::ALL.into_iter().collect(),
+            // memoryReport came later: an implementation that lists nothing never reports.
+            None => Feature::ALL
+                .into_iter()
+                .filter(|f| *f != Feature::MemoryReport)
+                .collect(),
             Some(names) => names.iter().filter_map(|n| Feature::from_name(n)).collect(),
         };
         if !self.memory_seeding {
@@ -262,6 +280,9 @@ pub struct TickResult {
     pub status: HorizontalPodAutoscalerStatus,
     /// Events recorded this tick.
     pub events: Vec<ProtocolEvent>,
+    /// The controller's memory of the HPA after this tick, when `start.reportMemory` asked for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<ProtocolMemory>,
 }
 
 impl ProtocolSettings {
@@ -303,6 +324,7 @@ impl ProtocolMemory {
         let ev = |e: &ScaleEvent| ProtocolScaleEvent {
             change: e.change,
             time: kube_time(e.timestamp),
+            outdated: e.outdated,
         };
         let recs = m.recommendations.as_ref()?;
         Some(ProtocolMemory {
@@ -326,7 +348,7 @@ impl ProtocolMemory {
         let ev = |e: &ProtocolScaleEvent| ScaleEvent {
             change: e.change,
             timestamp: core_time(&e.time),
-            outdated: false,
+            outdated: e.outdated,
         };
         Memory {
             recommendations: Some(

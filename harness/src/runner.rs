@@ -258,6 +258,101 @@ fn scale_time_text(t: i64) -> String {
 fn check_tick(x: &ExpectAt, t: i64, replicas: i32, outcome: &TickOutcome, out: &mut Vec<Failure>) {
     check_state(x, t, replicas, &outcome.status, out);
     check_events(x, t, &outcome.events, out);
+    if let Some(want) = &x.memory {
+        check_memory(want, t, outcome.memory.as_ref(), out);
+    }
+}
+
+/// A memory's recommendations as `replicas@t`, in order.
+fn recommendations_text(recs: &[hpa_reference::Recommendation]) -> String {
+    let items: Vec<String> = recs
+        .iter()
+        .map(|r| format!("{}@{}", r.replicas, crate::world::virtual_secs(r.timestamp)))
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// A memory's scale events as `change@t` (`(outdated)` when marked), in order.
+fn events_text(events: &[hpa_reference::ScaleEvent]) -> String {
+    let items: Vec<String> = events
+        .iter()
+        .map(|e| {
+            format!(
+                "{}@{}{}",
+                e.change,
+                crate::world::virtual_secs(e.timestamp),
+                if e.outdated { " (outdated)" } else { "" }
+            )
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// Checks `expect.at[].memory` against the memory the target reported after the tick.
+fn check_memory(
+    want: &crate::case::model::ExpectMemory,
+    t: i64,
+    have: Option<&hpa_reference::Memory>,
+    out: &mut Vec<Failure>,
+) {
+    let Some(have) = have else {
+        out.push(fail(
+            Some(t),
+            "memory",
+            "the controller's memory",
+            "not reported",
+        ));
+        return;
+    };
+    if let Some(recs) = &want.recommendations {
+        let expected: Vec<hpa_reference::Recommendation> = recs
+            .iter()
+            .map(|r| hpa_reference::Recommendation {
+                replicas: r.replicas,
+                timestamp: crate::world::instant(r.at),
+            })
+            .collect();
+        let actual = have.recommendations.as_deref().unwrap_or_default();
+        if expected != actual {
+            out.push(fail(
+                Some(t),
+                "memory.recommendations",
+                recommendations_text(&expected),
+                recommendations_text(actual),
+            ));
+        }
+    }
+    let lists = [
+        (
+            "memory.scaleUpEvents",
+            &want.scale_up_events,
+            &have.scale_up_events,
+        ),
+        (
+            "memory.scaleDownEvents",
+            &want.scale_down_events,
+            &have.scale_down_events,
+        ),
+    ];
+    for (check, want, actual) in lists {
+        let Some(want) = want else { continue };
+        let expected: Vec<hpa_reference::ScaleEvent> = want
+            .iter()
+            .map(|e| hpa_reference::ScaleEvent {
+                change: e.change,
+                timestamp: crate::world::instant(e.at),
+                outdated: e.outdated,
+            })
+            .collect();
+        if &expected != actual {
+            out.push(fail(
+                Some(t),
+                check,
+                events_text(&expected),
+                events_text(actual),
+            ));
+        }
+    }
 }
 
 /// Checks an expectation's state part (replicas, status fields, conditions, currentMetrics)

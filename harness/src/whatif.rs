@@ -492,6 +492,7 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
             pod: PodTemplate {
                 containers,
                 sidecars,
+                init_containers: Vec::new(),
                 requests: None,
             },
             startup: Startup::default(),

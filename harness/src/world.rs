@@ -141,6 +141,7 @@ pub struct World {
     next_seq: u64,
     containers: Vec<ContainerRequests>,
     sidecars: Vec<ContainerRequests>,
+    init_containers: Vec<ContainerRequests>,
     pod_requests: Option<Vec<(String, i64)>>,
     pending_seconds: i64,
     ready_after: i64,
@@ -223,6 +224,15 @@ impl World {
             sidecars: w
                 .pod
                 .sidecars
+                .iter()
+                .map(|c| ContainerRequests {
+                    name: c.name.clone(),
+                    requests: requests(&c.requests),
+                })
+                .collect(),
+            init_containers: w
+                .pod
+                .init_containers
                 .iter()
                 .map(|c| ContainerRequests {
                     name: c.name.clone(),
@@ -626,12 +636,18 @@ impl World {
             },
             spec: Some(PodSpec {
                 containers: self.containers.iter().map(|c| container(c, None)).collect(),
-                init_containers: (!self.sidecars.is_empty()).then(|| {
-                    self.sidecars
-                        .iter()
-                        .map(|c| container(c, Some("Always".into())))
-                        .collect()
-                }),
+                init_containers: (!self.sidecars.is_empty() || !self.init_containers.is_empty())
+                    .then(|| {
+                        self.init_containers
+                            .iter()
+                            .map(|c| container(c, None))
+                            .chain(
+                                self.sidecars
+                                    .iter()
+                                    .map(|c| container(c, Some("Always".into()))),
+                            )
+                            .collect()
+                    }),
                 resources: self.pod_requests.as_ref().map(|reqs| ResourceRequirements {
                     requests: Some(
                         reqs.iter()

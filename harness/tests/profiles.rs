@@ -402,3 +402,43 @@ fn cluster_runs_refuse_what_they_cannot_do_yet() {
     assert_eq!(code, 2);
     assert!(err.contains("not available with --target cluster"), "{err}");
 }
+
+#[test]
+fn memory_expectations_need_a_reported_memory_and_are_checked_exactly() {
+    let case = one("cases/controller/ht-store-scale-events-different-periods.yaml");
+    assert!(
+        case.features
+            .contains(&(Feature::MemoryReport, "expect.at[0].memory".to_string())),
+        "{:?}",
+        case.features
+    );
+    // Declared: the memory comes back through the protocol and matches.
+    let (r, _) = run(&case, "", None);
+    assert_eq!(r.outcome, Outcome::Passed);
+    // Not declared (an absent list does not include memoryReport): skipped by name.
+    let (r, _) = run(
+        &case,
+        "--features behavior,containerResource,memorySeeding",
+        None,
+    );
+    assert!(
+        skipped(&r).starts_with("the case needs memoryReport (it sets expect.at[0].memory)"),
+        "{}",
+        skipped(&r)
+    );
+    // A wrong expectation fails with both lists, in the controller's order.
+    let mut wrong = case.clone();
+    let memory = wrong.file.expect.at[0].memory.as_mut().expect("memory");
+    let events = memory.scale_up_events.as_mut().expect("scale-ups");
+    events[2].outdated = false;
+    let r = run_case(&wrong, &CoreTarget, &RunOptions::default());
+    match r.outcome {
+        Outcome::Failed(f) => {
+            assert_eq!(f.len(), 1, "{f:?}");
+            assert_eq!(f[0].check, "memory.scaleUpEvents");
+            assert_eq!(f[0].expected, "[8@-29, 6@-59, 7@-61, 5@0]");
+            assert_eq!(f[0].actual, "[8@-29, 6@-59, 7@-61 (outdated), 5@0]");
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -63,6 +63,14 @@ type Session interface {
 	Tick(w *World) error
 }
 
+// MemoryReporter is a Session that can show its memory of the HPA (stored recommendations and
+// scale events, in its own order) for cases that expect it. A session that implements it should
+// declare protocol.FeatureMemoryReport; the kit then adds the memory to every result when
+// start.reportMemory asks.
+type MemoryReporter interface {
+	Memory() protocol.Memory
+}
+
 // maxLine is the longest message line read (a tick of thousands of pods is several MiB).
 const maxLine = 64 << 20
 
@@ -85,6 +93,7 @@ func Serve(in io.Reader, out io.Writer, impl Implementation) error {
 	var session Session
 	var info Info
 	var namespace string
+	var reportMemory bool
 	for {
 		line, err := readLine(r)
 		if errors.Is(err, io.EOF) {
@@ -111,6 +120,7 @@ func Serve(in io.Reader, out io.Writer, impl Implementation) error {
 				return fmt.Errorf("start: %w", err)
 			}
 			session, info = s, i
+			reportMemory = start.ReportMemory
 			if err := write(hello(&start, info)); err != nil {
 				return err
 			}
@@ -142,6 +152,13 @@ func Serve(in io.Reader, out io.Writer, impl Implementation) error {
 				return fmt.Errorf("tick %s: %w", tick.T, err)
 			}
 			result := world.Result()
+			if reporter, ok := session.(MemoryReporter); ok && reportMemory {
+				m := reporter.Memory()
+				if shift != 0 {
+					shiftMemory(&m, -shift)
+				}
+				result.Memory = nonNilLists(m)
+			}
 			if shift != 0 {
 				status := autoscalingv2.HorizontalPodAutoscalerStatus(result.Status)
 				ShiftStatus(&status, -shift)
@@ -217,4 +234,33 @@ func hello(start *protocol.Start, info Info) protocol.Hello {
 		Features:       features,
 		ManyCases:      info.ManyCases,
 	}
+}
+
+// shiftMemory moves every time in m by d (a wall-clock implementation's memory back to the
+// tick's virtual time).
+func shiftMemory(m *protocol.Memory, d time.Duration) {
+	for i := range m.Recommendations {
+		m.Recommendations[i].Time = m.Recommendations[i].Time.Add(d)
+	}
+	for i := range m.ScaleUpEvents {
+		m.ScaleUpEvents[i].Time = m.ScaleUpEvents[i].Time.Add(d)
+	}
+	for i := range m.ScaleDownEvents {
+		m.ScaleDownEvents[i].Time = m.ScaleDownEvents[i].Time.Add(d)
+	}
+}
+
+// nonNilLists returns m with empty lists for nil ones: the protocol's memory lists are never
+// null.
+func nonNilLists(m protocol.Memory) *protocol.Memory {
+	if m.Recommendations == nil {
+		m.Recommendations = []protocol.Recommendation{}
+	}
+	if m.ScaleUpEvents == nil {
+		m.ScaleUpEvents = []protocol.ScaleEvent{}
+	}
+	if m.ScaleDownEvents == nil {
+		m.ScaleDownEvents = []protocol.ScaleEvent{}
+	}
+	return &m
 }

@@ -319,3 +319,41 @@ func TestEndToAnImplementationWithoutManyCasesIsAnError(t *testing.T) {
 		t.Errorf("hello declares manyCases without it: %s", out.String())
 	}
 }
+
+// remembering reports a fixed memory (nil lists included) for the memoryReport feature.
+type remembering struct{}
+
+func (remembering) Start(*protocol.Start) (Session, Info, error) {
+	return remembering{}, Info{Name: "remembering", Features: []string{protocol.FeatureMemoryReport}}, nil
+}
+func (remembering) Tick(*World) error { return nil }
+func (remembering) Memory() protocol.Memory {
+	at := time.Date(2000, 1, 1, 0, 0, 15, 0, time.UTC)
+	return protocol.Memory{
+		Recommendations: []protocol.Recommendation{{Replicas: 3, Time: at}},
+		ScaleUpEvents:   []protocol.ScaleEvent{{Change: 2, Time: at, Outdated: true}},
+	}
+}
+
+func TestAMemoryReporterAnswersWithItsMemoryOnlyWhenStartAsks(t *testing.T) {
+	run := func(start string) []string {
+		in := strings.NewReader(strings.ReplaceAll(start, "\n", "") + "\n" + strings.ReplaceAll(tick, "\n", "") + "\n")
+		var out bytes.Buffer
+		if err := Serve(in, &out, remembering{}); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSpace(out.String()), "\n")
+	}
+	asked := strings.Replace(start, `"memory":{`, `"reportMemory":true,"memory":{`, 1)
+	lines := run(asked)
+	want := `"memory":{"recommendations":[{"replicas":3,"time":"2000-01-01T00:00:15Z"}],"scaleUpEvents":[{"change":2,"time":"2000-01-01T00:00:15Z","outdated":true}],"scaleDownEvents":[]}`
+	if len(lines) != 2 || !strings.Contains(lines[1], want) {
+		t.Fatalf("want %s in the result, got %q", want, lines)
+	}
+	if !strings.Contains(lines[0], `"features":["memoryReport"]`) {
+		t.Errorf("hello: %s", lines[0])
+	}
+	if lines := run(start); strings.Contains(lines[1], `"memory"`) {
+		t.Errorf("memory reported without reportMemory: %s", lines[1])
+	}
+}

@@ -145,7 +145,7 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Ou
 		FeatureGates:   gates,
 		MemorySeeding:  true,
 		Levels:         []string{"replicas", "status", "full"},
-		Features:       []string{"behavior", "containerResource", "memorySeeding"},
+		Features:       []string{"behavior", "containerResource", "memorySeeding", "memoryReport"},
 		ManyCases:      ManyCases,
 	}); err != nil {
 		return Outcome{}, err
@@ -252,6 +252,9 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Ou
 		}
 		if res.Events == nil {
 			res.Events = []protocol.Event{}
+		}
+		if start.ReportMemory {
+			res.Memory = fromController(h.ctrl.HPAAdapterReadMemory(key))
 		}
 		if err := WriteMessage(out, res); err != nil {
 			return Outcome{}, err
@@ -362,6 +365,26 @@ func toController(m *protocol.Memory) podautoscaler.HPAAdapterMemory {
 	}
 	out.ScaleUpEvents = events(m.ScaleUpEvents)
 	out.ScaleDownEvents = events(m.ScaleDownEvents)
+	return out
+}
+
+// fromController is the controller's memory of an HPA as the protocol reports it: lists in the
+// controller's order, an absent entry as an empty list.
+func fromController(m podautoscaler.HPAAdapterMemory) *protocol.Memory {
+	out := &protocol.Memory{
+		Recommendations: []protocol.Recommendation{},
+		ScaleUpEvents:   []protocol.ScaleEvent{},
+		ScaleDownEvents: []protocol.ScaleEvent{},
+	}
+	for _, r := range m.Recommendations {
+		out.Recommendations = append(out.Recommendations, protocol.Recommendation{Replicas: r.Replicas, Time: r.Time.UTC()})
+	}
+	for _, e := range m.ScaleUpEvents {
+		out.ScaleUpEvents = append(out.ScaleUpEvents, protocol.ScaleEvent{Change: e.Change, Time: e.Time.UTC(), Outdated: e.Outdated})
+	}
+	for _, e := range m.ScaleDownEvents {
+		out.ScaleDownEvents = append(out.ScaleDownEvents, protocol.ScaleEvent{Change: e.Change, Time: e.Time.UTC(), Outdated: e.Outdated})
+	}
 	return out
 }
 

@@ -56,7 +56,16 @@ fn main() {
         flag(&args, name).map(|v| v.split(',').map(str::to_string).collect::<Vec<_>>())
     };
     let levels = list("--levels");
-    let features = list("--features");
+    // Without --features it declares every feature it has, memoryReport included (an absent
+    // list would leave that one out).
+    let features = list("--features").or_else(|| {
+        Some(
+            hpa_harness::case::features::Feature::ALL
+                .iter()
+                .map(|f| f.as_str().to_string())
+                .collect(),
+        )
+    });
     let memory_seeding = !args.iter().any(|a| a == "--no-memory-seeding");
     let replicas_only = args.iter().any(|a| a == "--replicas-only");
     let many_cases = args.iter().any(|a| a == "--many-cases");
@@ -146,10 +155,10 @@ fn main() {
                         std::process::exit(2);
                     }
                 };
-                session = Some(CoreSession::new(
-                    settings,
-                    ProtocolMemory::to_memory(start.memory.as_ref()),
-                ));
+                session = Some(
+                    CoreSession::new(settings, ProtocolMemory::to_memory(start.memory.as_ref()))
+                        .reporting_memory(start.report_memory),
+                );
                 FromImplementation::Hello(Hello {
                     protocol: PROTOCOL_VERSION,
                     implementation: Implementation {
@@ -221,6 +230,10 @@ fn main() {
                             message: e.message,
                         })
                         .collect(),
+                    memory: outcome
+                        .memory
+                        .as_ref()
+                        .and_then(ProtocolMemory::from_memory),
                 })
             }
         };

@@ -8,6 +8,7 @@
 //! | `behavior` | sets `spec.behavior` (in `hpa` or an `hpaPatch`): policies, per-direction stabilization, `selectPolicy` |
 //! | `containerResource` | has a `ContainerResource` metric (in `hpa` or an `hpaPatch`) |
 //! | `memorySeeding` | seeds the controller's memory with a recorded recommendation or scale event (`memory:` with entries); a memory that records nothing — "seen before, nothing recorded" — needs no seeding: every implementation starts that way |
+//! | `memoryReport` | expects the controller's memory after a tick (`expect.at[].memory`): the implementation reports it in each `result` when `start.reportMemory` asks |
 //!
 //! Feature gates (scale-to-zero, configurable tolerance, pod-level resources) are not features:
 //! they have their own rules ([`super::gates`]).
@@ -33,14 +34,17 @@ pub enum Feature {
     ContainerResource,
     /// Starting from a seeded memory with recorded recommendations or scale events.
     MemorySeeding,
+    /// Reporting the memory after each tick, for `expect.at[].memory`.
+    MemoryReport,
 }
 
 impl Feature {
     /// Every feature.
-    pub const ALL: [Feature; 3] = [
+    pub const ALL: [Feature; 4] = [
         Feature::Behavior,
         Feature::ContainerResource,
         Feature::MemorySeeding,
+        Feature::MemoryReport,
     ];
 
     /// Its name in `hello.features`.
@@ -49,6 +53,7 @@ impl Feature {
             Feature::Behavior => "behavior",
             Feature::ContainerResource => "containerResource",
             Feature::MemorySeeding => "memorySeeding",
+            Feature::MemoryReport => "memoryReport",
         }
     }
 
@@ -105,6 +110,9 @@ pub fn features_needed(
     }
     if file.memory.as_ref().is_some_and(memory_records_something) {
         out.push((Feature::MemorySeeding, "memory".into()));
+    }
+    if let Some(i) = file.expect.at.iter().position(|x| x.memory.is_some()) {
+        out.push((Feature::MemoryReport, format!("expect.at[{i}].memory")));
     }
     out
 }

@@ -404,6 +404,7 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
     for (list, containers) in [
         ("containers", &w.pod.containers),
         ("sidecars", &w.pod.sidecars),
+        ("initContainers", &w.pod.init_containers),
     ] {
         for (ci, container) in containers.iter().enumerate() {
             for (r, q) in &container.requests {
@@ -648,6 +649,23 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                     &at,
                     format!("{at}: {ty} is expected both present (in conditions) and absent"),
                 ));
+            }
+        }
+        if let Some(m) = &x.memory {
+            for (j, r) in m.recommendations.iter().flatten().enumerate() {
+                let at = format!("expect.at[{i}].memory.recommendations[{j}]");
+                c.time(&format!("{at}.at"), r.at)?;
+                c.replicas(&format!("{at}.replicas"), r.replicas)?;
+            }
+            for (list, events) in [
+                ("scaleUpEvents", &m.scale_up_events),
+                ("scaleDownEvents", &m.scale_down_events),
+            ] {
+                for (j, e) in events.iter().flatten().enumerate() {
+                    let at = format!("expect.at[{i}].memory.{list}[{j}]");
+                    c.time(&format!("{at}.at"), e.at)?;
+                    c.replicas(&format!("{at}.change"), e.change)?;
+                }
             }
         }
         if x.exact_conditions == Some(true) && x.conditions.is_none() {

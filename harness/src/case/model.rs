@@ -183,6 +183,11 @@ pub struct PodTemplate {
     /// container's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sidecars: Vec<Container>,
+    /// Plain `spec.initContainers` (run to completion before the containers start): neither
+    /// their requests nor their usage count (metrics-server reports no finished container).
+    /// They come before the sidecars in the pod's `initContainers`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub init_containers: Vec<Container>,
     /// Pod-level `spec.resources.requests` (PodLevelResources).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<BTreeMap<String, String>>,
@@ -471,6 +476,43 @@ pub struct ExpectAt {
     /// `status.currentMetrics`, one entry per spec metric, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_metrics: Option<Vec<ExpectMetric>>,
+    /// The controller's memory after the tick (what upstream's unit tests inspect); needs an
+    /// implementation that reports it (`memoryReport`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<ExpectMemory>,
+}
+
+/// The controller's memory of one HPA after a tick; only the lists given are checked, each
+/// exactly and in the controller's order (upstream reuses the slot of an outdated entry, so the
+/// order says which slot a new entry took).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExpectMemory {
+    /// The recorded recommendations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recommendations: Option<Vec<SeedRecommendation>>,
+    /// The recorded scale-ups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_up_events: Option<Vec<ExpectScaleEvent>>,
+    /// The recorded scale-downs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_down_events: Option<Vec<ExpectScaleEvent>>,
+}
+
+/// A recorded scale event in an expected memory.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExpectScaleEvent {
+    /// Replicas added or removed (positive).
+    #[schemars(range(min = 0, max = MAX_PODS))]
+    pub change: i32,
+    /// When (virtual seconds).
+    #[schemars(range(min = -MAX_VIRTUAL_SECONDS, max = MAX_VIRTUAL_SECONDS))]
+    pub at: i64,
+    /// Whether the controller has marked it outdated (older than the longest policy period);
+    /// upstream keeps such entries and reuses the last one's slot (default `false`).
+    #[serde(default)]
+    pub outdated: bool,
 }
 
 /// An expected condition.

@@ -296,6 +296,7 @@ pub fn trace(observed: &Observed) -> Vec<TickTrace> {
             status: s.status.clone(),
             events,
             explanation: None,
+            memory: None,
         };
         let row = tick_trace(t, before, s.replicas, s.pods, &outcome);
         let changed = out.last().is_none_or(|last| {
@@ -325,6 +326,7 @@ mod tests {
             status: Default::default(),
             events: Vec::new(),
             explanation: None,
+            memory: None,
         };
         // Virtual: 100 → 97 (t=30) → 94 (t=45) → 91 (t=60, the case's end) → 88 (t=75, tail).
         let steps = [

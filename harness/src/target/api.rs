@@ -449,6 +449,7 @@ impl ApiHarness {
                 status,
                 events: writes.events.clone(),
                 explanation: Some(decision.explanation),
+                memory: None,
             },
             writes,
         ))
@@ -459,14 +460,29 @@ impl ApiHarness {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ApiTarget;
 
-struct ApiSession(ApiHarness);
+struct ApiSession {
+    harness: ApiHarness,
+    /// The HPA's key in the controller's memory, when the case expects the memory.
+    memory_key: Option<String>,
+}
 
 impl Session for ApiSession {
     fn tick(&mut self, snapshot: &Snapshot) -> Result<TickOutcome, TargetError> {
-        self.0
+        let mut outcome = self
+            .harness
             .tick(snapshot)
             .map(|(o, _)| o)
-            .map_err(|e| TargetError::failed(format!("at t={}: {e}", snapshot.t)))
+            .map_err(|e| TargetError::failed(format!("at t={}: {e}", snapshot.t)))?;
+        if let Some(key) = &self.memory_key {
+            outcome.memory = self
+                .harness
+                .ctx
+                .memory
+                .lock()
+                .ok()
+                .and_then(|m| m.get(key).cloned());
+        }
+        Ok(outcome)
     }
 }
 
@@ -491,8 +507,11 @@ impl Target for ApiTarget {
         if memory != hpa_reference::Memory::default()
             && let Ok(mut m) = h.ctx.memory.lock()
         {
-            m.insert(key, memory);
+            m.insert(key.clone(), memory);
         }
-        Ok(Box::new(ApiSession(h)))
+        Ok(Box::new(ApiSession {
+            harness: h,
+            memory_key: super::reports_memory(case).then_some(key),
+        }))
     }
 }

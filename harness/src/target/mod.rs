@@ -58,6 +58,9 @@ pub struct TickOutcome {
     pub events: Vec<Event>,
     /// Why (targets that can explain their decisions).
     pub explanation: Option<Explanation>,
+    /// The controller's memory of the HPA after the tick, when the case asked for it
+    /// (`expect.at[].memory`) and the target reports it.
+    pub memory: Option<Memory>,
 }
 
 /// Which feature gates a target can run a case with.
@@ -114,6 +117,14 @@ pub trait Target: Send + Sync {
     }
 }
 
+/// Whether a case expects the controller's memory after a tick (`expect.at[].memory`), so the
+/// target must report it.
+pub fn reports_memory(case: &Case) -> bool {
+    case.features
+        .iter()
+        .any(|(f, _)| *f == crate::case::features::Feature::MemoryReport)
+}
+
 /// The controller's memory as the case seeds it (`None`: never seen the HPA).
 pub fn seeded_memory(case: &Case) -> Memory {
     let Some(seed) = &case.file.memory else {
@@ -148,12 +159,23 @@ pub struct CoreTarget;
 pub struct CoreSession {
     settings: Settings,
     memory: Memory,
+    report_memory: bool,
 }
 
 impl CoreSession {
     /// A session with these settings and starting memory.
     pub fn new(settings: Settings, memory: Memory) -> Self {
-        CoreSession { settings, memory }
+        CoreSession {
+            settings,
+            memory,
+            report_memory: false,
+        }
+    }
+
+    /// The same, reporting the memory after each tick (`TickOutcome::memory`).
+    pub fn reporting_memory(mut self, report: bool) -> Self {
+        self.report_memory = report;
+        self
     }
 }
 
@@ -199,6 +221,7 @@ impl Session for CoreSession {
             status: d.status,
             events: d.events,
             explanation: Some(d.explanation),
+            memory: self.report_memory.then(|| self.memory.clone()),
         })
     }
 }
@@ -211,10 +234,10 @@ impl Target for CoreTarget {
         GateSupport::PerCase
     }
     fn start(&self, case: &Case, settings: &Settings) -> Result<Box<dyn Session>, TargetError> {
-        Ok(Box::new(CoreSession {
-            settings: settings.clone(),
-            memory: seeded_memory(case),
-        }))
+        Ok(Box::new(
+            CoreSession::new(settings.clone(), seeded_memory(case))
+                .reporting_memory(reports_memory(case)),
+        ))
     }
     /// The reference includes the API server's create-time validation (`hpa_reference::validation`).
     fn checks_api_validation(&self) -> bool {

@@ -32,6 +32,9 @@ const (
 	FeatureBehavior          = "behavior"
 	FeatureContainerResource = "containerResource"
 	FeatureMemorySeeding     = "memorySeeding"
+	// FeatureMemoryReport: the implementation answers each result with its memory of the HPA
+	// when start.reportMemory asks (cases with expect.at[].memory). Only declared, never assumed.
+	FeatureMemoryReport = "memoryReport"
 )
 
 // Envelope is any message's kind.
@@ -49,6 +52,9 @@ type Start struct {
 	// Memory is nil when the controller never saw the HPA. A memory whose lists are all empty
 	// means "seen before, nothing recorded" (no first-sight recommendation).
 	Memory *Memory `json:"memory"`
+	// ReportMemory: the case expects the memory after ticks; answer every Result with Memory
+	// (sent only to an implementation that declares FeatureMemoryReport).
+	ReportMemory bool `json:"reportMemory,omitempty"`
 }
 
 // Settings are kube-controller-manager's --horizontal-pod-autoscaler-* flags, plus the
@@ -247,6 +253,9 @@ type Result struct {
 	ScaledTo *int32  `json:"scaledTo"`
 	Status   Status  `json:"status"`
 	Events   []Event `json:"events"`
+	// Memory is the controller's memory of the HPA after the tick, when start.reportMemory
+	// asked for it (lists in the controller's order; never null lists).
+	Memory *Memory `json:"memory,omitempty"`
 }
 
 // Status is an HPA status as written, with currentReplicas always present (the Go type omits

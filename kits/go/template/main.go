@@ -37,7 +37,8 @@ func (implementation) Start(start *protocol.Start) (kit.Session, kit.Info, error
 		Name:    "template",
 		Version: "0.1.0",
 		// Declare what your implementation produces and can do (harness/PROTOCOL.md):
-		// levels replicas/status/full, features behavior/containerResource/memorySeeding.
+		// levels replicas/status/full, features behavior/containerResource/memorySeeding
+		// (memoryReport needs a session implementing kit.MemoryReporter).
 		Levels:   []string{protocol.LevelReplicas},
 		Features: nil,
 		// Everything of a case lives in its session: one process may serve many cases.

@@ -480,6 +480,10 @@ impl Session for ExecSession {
                     status: r.status,
                     events,
                     explanation: None,
+                    memory: r
+                        .memory
+                        .as_ref()
+                        .map(|m| ProtocolMemory::to_memory(Some(m))),
                 })
             }
             FromImplementation::Hello(_) => Err(live.fail(&at, "answered hello to a tick".into())),
@@ -530,6 +534,7 @@ impl Target for ExecTarget {
             feature_gates: gates,
             settings: ProtocolSettings::from_settings(settings),
             memory: ProtocolMemory::from_memory(&seeded_memory(case)),
+            report_memory: super::reports_memory(case),
         });
         // A kept process that cannot take this `start` (it died while idle) is replaced by a
         // fresh one: that is no failure of this case.
