@@ -130,6 +130,24 @@ use hpa_conformance_tests::{root, run};
     "readyCondition",
     "a pod without a Ready condition has no Ready status: drop `ready` or `readySince`"
 )]
+#[case::pod_requests_for_an_unknown_container(
+    "      total: 5000m\n",
+    "      total: 5000m\n    pods: {ordinals: [0], requests: {apps: {cpu: 2}}}\n",
+    "requests: {apps",
+    "requests for container \"apps\", which is not in the pod template (containers, sidecars and init containers: app)"
+)]
+#[case::pod_requests_unparsable(
+    "      total: 5000m\n",
+    "      total: 5000m\n    pods: {ordinals: [0], requests: {app: {cpu: 2x}}}\n",
+    "requests: {app",
+    "invalid quantity \"2x\""
+)]
+#[case::memory_expectation_out_of_range(
+    "    - t: 285\n",
+    "    - t: 285\n      memory: {recommendations: [{replicas: 80, at: 99999999999}]}\n",
+    "memory:",
+    "expect.at[1].memory.recommendations[0].at"
+)]
 fn bad_numbers_are_bad_input_at_their_position(
     #[case] from: &str,
     #[case] to: &str,

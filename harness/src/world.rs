@@ -89,6 +89,8 @@ struct SimPod {
     /// The pod has no Ready condition at all.
     no_ready_condition: bool,
     deleted: bool,
+    /// Requests that differ from the template: container name → (resource, milli-value).
+    requests: BTreeMap<String, BTreeMap<String, i64>>,
 }
 
 #[derive(Debug, Clone)]
@@ -280,6 +282,7 @@ impl World {
             ready: None,
             no_ready_condition: false,
             deleted: false,
+            requests: BTreeMap::new(),
         });
         self.next_seq += 1;
     }
@@ -413,6 +416,12 @@ impl World {
             }
             if let Some(d) = c.deleted {
                 self.pods[i].deleted = d;
+            }
+            for (container, reqs) in c.requests.iter().flatten() {
+                let slot = self.pods[i].requests.entry(container.clone()).or_default();
+                for (r, v) in requests(reqs) {
+                    slot.insert(r, v);
+                }
             }
         }
     }
@@ -619,7 +628,17 @@ impl World {
                 requests: Some(
                     c.requests
                         .iter()
-                        .map(|(r, v)| (r.clone(), quantity(*v)))
+                        .map(|(r, v)| (r.clone(), *v))
+                        .chain(
+                            p.requests
+                                .get(&c.name)
+                                .into_iter()
+                                .flatten()
+                                .map(|(r, v)| (r.clone(), *v)),
+                        )
+                        .collect::<BTreeMap<String, i64>>()
+                        .into_iter()
+                        .map(|(r, v)| (r, quantity(v)))
                         .collect(),
                 ),
                 ..ResourceRequirements::default()
@@ -694,6 +713,7 @@ impl World {
             ready: None,
             no_ready_condition: false,
             deleted: false,
+            requests: BTreeMap::new(),
         };
         let spec = self.pod_object(&probe, 0, &labels).spec.unwrap_or_default();
         (labels, spec)

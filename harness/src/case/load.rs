@@ -455,6 +455,14 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
 
     // Timeline.
     let keys = metric_keys(&hpa);
+    let template_names: Vec<&str> = w
+        .pod
+        .containers
+        .iter()
+        .chain(&w.pod.sidecars)
+        .chain(&w.pod.init_containers)
+        .map(|c| c.name.as_str())
+        .collect();
     let container_names: Vec<&str> = w
         .pod
         .containers
@@ -539,6 +547,21 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                     &format!("{at}.pods"),
                     "a pod without a Ready condition has no Ready status: drop `ready` or `readySince`",
                 ));
+            }
+            for (name, reqs) in p.requests.iter().flatten() {
+                let place = format!("{at}.pods.requests.{name}");
+                if !template_names.contains(&name.as_str()) {
+                    return Err(c.err(
+                        &place,
+                        format!(
+                            "requests for container {name:?}, which is not in the pod template (containers, sidecars and init containers: {})",
+                            template_names.join(", ")
+                        ),
+                    ));
+                }
+                for (r, q) in reqs {
+                    c.amount(&format!("{place}.{r}"), q)?;
+                }
             }
         }
         if let Some(m) = &e.metrics_missing {

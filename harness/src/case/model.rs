@@ -339,6 +339,11 @@ pub struct PodChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = -MAX_VIRTUAL_SECONDS, max = MAX_VIRTUAL_SECONDS))]
     pub ready_since: Option<i64>,
+    /// Requests of these pods that differ from the template, by container (or sidecar) name and
+    /// resource, e.g. `{app: {cpu: 900m}}`: pods of an older template still running, or an
+    /// in-place resize. Resources not named keep the template's request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<BTreeMap<String, BTreeMap<String, String>>>,
 }
 
 /// A pod phase.

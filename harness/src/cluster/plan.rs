@@ -278,6 +278,12 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             ));
         }
         if let Some(p) = &e.pods {
+            if p.requests.is_some() {
+                return Err(format!(
+                    "gives pods their own requests at t={}, which needs an in-place resize on a cluster (not mirrored yet)",
+                    e.at
+                ));
+            }
             if p.deleted == Some(true) {
                 return Err(format!(
                     "deletes pods at t={} without replacement; a real ReplicaSet replaces them",
