@@ -484,6 +484,7 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
             initial_pod_age_seconds: pod_age,
             metric_window_seconds: None,
             also_selected_by: Vec::new(),
+            fixed_pods: false,
         },
         timeline,
         duration_seconds: Some(duration as u32),

@@ -499,6 +499,7 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
             initial_pod_age_seconds: None,
             metric_window_seconds: None,
             also_selected_by: Vec::new(),
+            fixed_pods: false,
         },
         timeline,
         duration_seconds: Some(inputs.duration.unwrap_or(last.saturating_add(300))),

@@ -145,6 +145,8 @@ pub struct World {
     sidecars: Vec<ContainerRequests>,
     init_containers: Vec<ContainerRequests>,
     pod_requests: Option<Vec<(String, i64)>>,
+    /// Pods that stop being active are not replaced (`workload.fixedPods`).
+    fixed_pods: bool,
     pending_seconds: i64,
     ready_after: i64,
     hot_cpu: Option<(i64, i64)>,
@@ -243,6 +245,7 @@ impl World {
                 .collect(),
             containers,
             pod_requests: w.pod.requests.as_ref().map(requests),
+            fixed_pods: w.fixed_pods,
             pending_seconds: i64::from(w.startup.pending_seconds),
             ready_after: i64::from(w.startup.ready_after_seconds),
             hot_cpu: w
@@ -335,6 +338,15 @@ impl World {
 
     fn serving(&self, p: &SimPod, t: i64) -> bool {
         !p.deleted && self.phase_at(p, t) == Phase::Running && self.ready_at(p, t).0
+    }
+
+    /// What a ReplicaSet does when pods stop being active (deleted, `Failed`, `Succeeded`): a new
+    /// pod for each active pod short of `spec.replicas`. The inactive ones stay listed.
+    fn replace_inactive(&mut self, t: i64) {
+        let active = self.pods.iter().filter(|p| self.active(p, t)).count();
+        for _ in active..self.replicas.max(0) as usize {
+            self.add_pod(t, false);
+        }
     }
 
     /// Sets `spec.replicas` and adds or removes pods to match.
@@ -497,6 +509,9 @@ impl World {
         }
         if let Some(c) = &e.pods {
             self.apply_pod_change(c, t);
+            if !self.fixed_pods {
+                self.replace_inactive(t);
+            }
         }
         if let Some(m) = &e.metrics_missing {
             let names = self

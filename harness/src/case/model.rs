@@ -170,6 +170,12 @@ pub struct Workload {
     /// refuses to scale (`AmbiguousSelector`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub also_selected_by: Vec<String>,
+    /// `true`: the pod list is exactly what the case makes it, as in upstream's unit tests (a fixed
+    /// list of pods): a pod marked `deleted`, `Failed` or `Succeeded` is not replaced. By default
+    /// the workload's controller replaces it at once, as a ReplicaSet does: a new pod (the
+    /// newest, through the start-up model) for each active pod short of `spec.replicas`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fixed_pods: bool,
 }
 
 /// The pod template: containers and their requests.

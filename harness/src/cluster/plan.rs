@@ -286,7 +286,7 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             }
             if p.deleted == Some(true) {
                 return Err(format!(
-                    "deletes pods at t={} without replacement; a real ReplicaSet replaces them",
+                    "deletes pods at t={} (the lane does not delete pods on a cluster yet)",
                     e.at
                 ));
             }
@@ -298,7 +298,7 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             }
             if matches!(p.phase, Some(Phase::Failed | Phase::Succeeded)) {
                 return Err(format!(
-                    "marks pods finished at t={} without replacement; a real ReplicaSet replaces them",
+                    "marks pods finished at t={} (the lane does not end pods on a cluster yet)",
                     e.at
                 ));
             }
