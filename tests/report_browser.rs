@@ -133,7 +133,16 @@ fn the_html_report_renders_in_headless_chromium() {
             (c["name"].as_str().unwrap().to_string(), status)
         })
         .collect();
-    assert_eq!(want.len(), 10, "{want:?}");
+    // The three named files and every case under cases/algorithm.
+    let algorithm = std::fs::read_dir(root().join("cases/algorithm"))
+        .expect("cases/algorithm")
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "yaml"))
+        })
+        .count();
+    assert!(algorithm > 0, "cases/algorithm has cases");
+    assert_eq!(want.len(), 3 + algorithm, "{want:?}");
     let html = std::fs::read_to_string(report.join("index.html")).unwrap();
     for network in ["src=\"http", "href=\"http", "url(", "@import", "<link"] {
         assert!(!html.contains(network), "a network asset: {network}");
@@ -158,8 +167,9 @@ fn the_html_report_renders_in_headless_chromium() {
         .collect();
     assert_eq!(got, want);
     let totals = tags(&dom, "<span id=\"totals\"")[0];
-    assert_eq!(attr(totals, "data-cases"), Some("10"));
-    assert_eq!(attr(totals, "data-passed"), Some("8"));
+    let (cases, passed) = ((3 + algorithm).to_string(), (1 + algorithm).to_string());
+    assert_eq!(attr(totals, "data-cases"), Some(cases.as_str()));
+    assert_eq!(attr(totals, "data-passed"), Some(passed.as_str()));
     assert_eq!(attr(totals, "data-failed"), Some("1"));
     assert_eq!(attr(totals, "data-skipped"), Some("1"));
     assert!(dom.contains("skipped: needs feature gate HPAConfigurableTolerance=true"));
@@ -180,7 +190,11 @@ fn the_html_report_renders_in_headless_chromium() {
     );
     // Timelines the browser laid out: a size and drawn lines (the probe measures the SVG).
     let figures = tags(&dom, "<figure class=\"timeline\"");
-    assert_eq!(figures.len(), 9, "every case that ran has a timeline");
+    assert_eq!(
+        figures.len(),
+        2 + algorithm,
+        "every case that ran has a timeline"
+    );
     for name in ["policy-walkdown", "report-walkdown-wrong-expectation"] {
         let f = figures
             .iter()

@@ -491,24 +491,12 @@ pub fn check_state(
 pub fn check_events(x: &ExpectAt, t: i64, have: &[Event], out: &mut Vec<Failure>) {
     if let Some(events) = &x.events {
         let ok = events.len() == have.len()
-            && events.iter().zip(have).all(|(w, h)| {
-                w.reason == h.reason
-                    && w.type_.as_ref().is_none_or(|ty| ty == h.type_.as_str())
-                    && w.message_contains
-                        .as_ref()
-                        .is_none_or(|m| h.message.contains(m.as_str()))
-            });
-        if !ok {
-            let want: Vec<String> = events
+            && events
                 .iter()
-                .map(|e| {
-                    let mut s = format!("{} {}", e.type_.as_deref().unwrap_or("*"), e.reason);
-                    if let Some(m) = &e.message_contains {
-                        s.push_str(&format!(" (message containing {})", crate::text::quote(m)));
-                    }
-                    s
-                })
-                .collect();
+                .zip(have)
+                .all(|(w, h)| w.matches(h.type_.as_str(), &h.reason, &h.message));
+        if !ok {
+            let want: Vec<String> = events.iter().map(|e| e.describe()).collect();
             let have: Vec<String> = have
                 .iter()
                 .map(|e| format!("{} {}: {}", e.type_.as_str(), e.reason, e.message))

@@ -707,6 +707,15 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                 ));
             }
         }
+        for (j, e) in x.events.iter().flatten().enumerate() {
+            if e.message.is_some() && e.message_contains.is_some() {
+                let at = format!("expect.at[{i}].events[{j}]");
+                return Err(c.err(
+                    &at,
+                    format!("{at} gives message (exact) and messageContains: give one"),
+                ));
+            }
+        }
         for (j, m) in x.current_metrics.iter().flatten().enumerate() {
             for (field, q) in [("averageValue", &m.average_value), ("value", &m.value)] {
                 if let Some(q) = q {

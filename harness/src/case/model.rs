@@ -558,6 +558,34 @@ pub struct ExpectEvent {
     /// A substring the message must contain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_contains: Option<String>,
+    /// The whole message, exactly (give this or `messageContains`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl ExpectEvent {
+    /// Whether a recorded event (type, reason, message) is this one.
+    pub fn matches(&self, type_: &str, reason: &str, message: &str) -> bool {
+        self.reason == reason
+            && self.type_.as_ref().is_none_or(|ty| ty == type_)
+            && self
+                .message_contains
+                .as_ref()
+                .is_none_or(|m| message.contains(m.as_str()))
+            && self.message.as_ref().is_none_or(|m| m == message)
+    }
+
+    /// How a failure shows it: `Normal SuccessfulRescale (message …)`, `*` for any type.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{} {}", self.type_.as_deref().unwrap_or("*"), self.reason);
+        if let Some(m) = &self.message_contains {
+            s.push_str(&format!(" (message containing {})", crate::text::quote(m)));
+        }
+        if let Some(m) = &self.message {
+            s.push_str(&format!(" (message {})", crate::text::quote(m)));
+        }
+        s
+    }
 }
 
 /// An expected `currentMetrics` entry; only the fields given are checked. Quantities compare by

@@ -34,15 +34,7 @@ pub fn trajectory(observed: &Observed) -> Vec<i32> {
 }
 
 fn event_matches(want: &crate::case::model::ExpectEvent, have: &Event) -> bool {
-    want.reason == have.reason
-        && want
-            .type_
-            .as_ref()
-            .is_none_or(|ty| ty == have.type_.as_str())
-        && want
-            .message_contains
-            .as_ref()
-            .is_none_or(|m| have.message.contains(m.as_str()))
+    want.matches(have.type_.as_str(), &have.reason, &have.message)
 }
 
 /// When the replica count changed: (case seconds, new count).
@@ -199,14 +191,7 @@ fn check_at(
                 out.push(fail(
                     Some(t),
                     "event",
-                    format!(
-                        "{} {}{} within ±{tolerance:.0} s",
-                        w.type_.as_deref().unwrap_or("*"),
-                        w.reason,
-                        w.message_contains
-                            .as_ref()
-                            .map_or(String::new(), |m| format!(" containing {m:?}"))
-                    ),
+                    format!("{} within ±{tolerance:.0} s", w.describe()),
                     if seen.is_empty() {
                         "no events".to_string()
                     } else {
