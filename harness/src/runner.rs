@@ -179,7 +179,11 @@ pub fn fail(
 fn same_quantity(
     expected: &str,
     actual: &Option<k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    as_written: bool,
 ) -> bool {
+    if as_written {
+        return actual.as_ref().is_some_and(|q| q.0 == expected);
+    }
     match (
         parse_milli(expected),
         actual.as_ref().map(|q| parse_milli(&q.0)),
@@ -224,7 +228,7 @@ fn check_metrics(
             ));
         }
         if let Some(v) = &w.average_value
-            && !same_quantity(v, &current.average_value)
+            && !same_quantity(v, &current.average_value, w.as_written)
         {
             out.push(fail(
                 Some(t),
@@ -234,7 +238,7 @@ fn check_metrics(
             ));
         }
         if let Some(v) = &w.value
-            && !same_quantity(v, &current.value)
+            && !same_quantity(v, &current.value, w.as_written)
         {
             out.push(fail(
                 Some(t),

@@ -602,4 +602,9 @@ pub struct ExpectMetric {
     /// `current.value`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// `true`: `averageValue` and `value` must be written exactly so (upstream's canonical form:
+    /// BinarySI for memory, DecimalSI otherwise, e.g. `750Mi`, not `786432k`), not just equal in
+    /// value.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub as_written: bool,
 }
