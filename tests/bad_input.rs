@@ -100,6 +100,12 @@ use hpa_conformance_tests::{root, run};
     "messageContains",
     "expect.at[1].conditions[0] gives message (exact) and messageContains: give one"
 )]
+#[case::event_message_exact_and_contains(
+    "    - t: 285\n      replicas: 80\n",
+    "    - t: 285\n      replicas: 80\n      events: [{reason: SuccessfulRescale, message: a, messageContains: b}]\n",
+    "messageContains",
+    "expect.at[1].events[0] gives message (exact) and messageContains: give one"
+)]
 #[case::update_failures_without_an_update_error(
     "      total: 5000m\n",
     "      total: 5000m\n    scaleApi: {updateFailures: 1}\n",

@@ -170,6 +170,16 @@ pub struct World {
     kinds: BTreeMap<String, MetricKind>,
 }
 
+/// The containers of a template list with their requests in milli-units.
+fn container_requests(list: &[crate::case::model::Container]) -> Vec<ContainerRequests> {
+    list.iter()
+        .map(|c| ContainerRequests {
+            name: c.name.clone(),
+            requests: requests(&c.requests),
+        })
+        .collect()
+}
+
 fn requests(map: &BTreeMap<String, String>) -> Vec<(String, i64)> {
     map.iter()
         .map(|(r, q)| (r.clone(), milli_value(q).unwrap_or(0)))
@@ -191,15 +201,7 @@ impl World {
     pub fn new(case: &Case) -> World {
         let w = &case.file.workload;
         let name = case.hpa.spec.scale_target_ref.name.clone();
-        let containers: Vec<ContainerRequests> = w
-            .pod
-            .containers
-            .iter()
-            .map(|c| ContainerRequests {
-                name: c.name.clone(),
-                requests: requests(&c.requests),
-            })
-            .collect();
+        let containers = container_requests(&w.pod.containers);
         let mut kinds = BTreeMap::new();
         for m in case.hpa.spec.metrics.iter().flatten() {
             let key = crate::case::load::metric_key(m);
@@ -225,24 +227,8 @@ impl World {
             status_replicas: None,
             pods: Vec::new(),
             next_seq: 0,
-            sidecars: w
-                .pod
-                .sidecars
-                .iter()
-                .map(|c| ContainerRequests {
-                    name: c.name.clone(),
-                    requests: requests(&c.requests),
-                })
-                .collect(),
-            init_containers: w
-                .pod
-                .init_containers
-                .iter()
-                .map(|c| ContainerRequests {
-                    name: c.name.clone(),
-                    requests: requests(&c.requests),
-                })
-                .collect(),
+            sidecars: container_requests(&w.pod.sidecars),
+            init_containers: container_requests(&w.pod.init_containers),
             containers,
             pod_requests: w.pod.requests.as_ref().map(requests),
             fixed_pods: w.fixed_pods,

@@ -698,23 +698,28 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                 format!("{at} needs the list of conditions (`conditions: []` for none)"),
             ));
         }
-        for (j, cond) in x.conditions.iter().flatten().enumerate() {
-            if cond.message.is_some() && cond.message_contains.is_some() {
-                let at = format!("expect.at[{i}].conditions[{j}]");
-                return Err(c.err(
-                    &at,
-                    format!("{at} gives message (exact) and messageContains: give one"),
-                ));
-            }
-        }
-        for (j, e) in x.events.iter().flatten().enumerate() {
-            if e.message.is_some() && e.message_contains.is_some() {
-                let at = format!("expect.at[{i}].events[{j}]");
-                return Err(c.err(
-                    &at,
-                    format!("{at} gives message (exact) and messageContains: give one"),
-                ));
-            }
+        // A message is exact or a substring, never both.
+        let both = x
+            .conditions
+            .iter()
+            .flatten()
+            .map(|k| (k.message.is_some(), k.message_contains.is_some()))
+            .enumerate()
+            .map(|(j, b)| (format!("expect.at[{i}].conditions[{j}]"), b))
+            .chain(
+                x.events
+                    .iter()
+                    .flatten()
+                    .map(|e| (e.message.is_some(), e.message_contains.is_some()))
+                    .enumerate()
+                    .map(|(j, b)| (format!("expect.at[{i}].events[{j}]"), b)),
+            )
+            .find(|(_, (exact, contains))| *exact && *contains);
+        if let Some((at, _)) = both {
+            return Err(c.err(
+                &at,
+                format!("{at} gives message (exact) and messageContains: give one"),
+            ));
         }
         for (j, m) in x.current_metrics.iter().flatten().enumerate() {
             for (field, q) in [("averageValue", &m.average_value), ("value", &m.value)] {
