@@ -214,9 +214,19 @@ fn check_metrics(
         return;
     }
     for (i, (w, h)) in want.iter().zip(have).enumerate() {
-        let current = metric_current(h)
-            .map(|(_, c)| c.clone())
+        let (name, current) = metric_current(h)
+            .map(|(n, c)| (n, c.clone()))
             .unwrap_or_default();
+        if let Some(m) = &w.metric
+            && *m != name
+        {
+            out.push(fail(
+                Some(t),
+                &format!("currentMetrics[{i}].metric"),
+                m,
+                if name.is_empty() { "unset" } else { &name },
+            ));
+        }
         if let Some(u) = w.average_utilization
             && current.average_utilization != Some(u)
         {

@@ -593,6 +593,10 @@ impl ExpectEvent {
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ExpectMetric {
+    /// Which metric the status entry is, as traces name it: `cpu` (Resource), `app/cpu`
+    /// (ContainerResource), `pods/<name>`, `<Kind>/<object> <name>` (Object), `external/<name>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
     /// `current.averageUtilization`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub average_utilization: Option<i32>,
