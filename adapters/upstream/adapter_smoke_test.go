@@ -566,3 +566,58 @@ func TestManyCasesInOneProcess(t *testing.T) {
 		t.Errorf("case a t=0: scaledTo %v, want 6", a0.ScaledTo)
 	}
 }
+
+// Delta ticks (hello declares deltaTicks): a tick that leaves out the HPA and the pods as
+// unchanged is decided exactly as the complete tick; `--full-ticks` takes the declaration back;
+// a delta tick with nothing before it ends the session with the reason.
+func TestDeltaTicks(t *testing.T) {
+	delta := func(m obj) obj {
+		delete(m, "hpa")
+		delete(m, "pods")
+		m["unchanged"] = []string{"hpa", "pods"}
+		return m
+	}
+	ticks := func() []obj {
+		return []obj{tick(0, 4, "900m", cpuHPA(nil)), tick(15, 4, "100m", cpuHPA(nil)), tick(30, 4, "300m", cpuHPA(nil))}
+	}
+	full := ticks()
+	hello, complete := session(t, start(defaultGates, nil), full...)
+	if hello["deltaTicks"] != true {
+		t.Errorf("hello does not declare deltaTicks: %v", hello)
+	}
+	left := ticks()
+	left[1], left[2] = delta(left[1]), delta(left[2])
+	_, rebuilt := session(t, start(defaultGates, nil), left...)
+	for i := range complete {
+		a, _ := json.Marshal(complete[i].raw)
+		b, _ := json.Marshal(rebuilt[i].raw)
+		if !bytes.Equal(a, b) {
+			t.Errorf("tick %d: a delta tick is decided differently:\n%s\n%s", i, a, b)
+		}
+	}
+	if complete[1].ScaledTo == nil {
+		t.Errorf("t=15 should scale (the metrics changed, the pods did not): %s", complete[1].raw)
+	}
+
+	lines := pipeArgs(t, []string{"--full-ticks"}, start(defaultGates, nil), obj{"kind": "stop"})
+	var h obj
+	_ = json.Unmarshal(lines[0], &h)
+	if _, ok := h["deltaTicks"]; ok {
+		t.Errorf("--full-ticks: hello still declares deltaTicks: %s", lines[0])
+	}
+
+	var in bytes.Buffer
+	enc := json.NewEncoder(&in)
+	_ = enc.Encode(start(defaultGates, nil))
+	_ = enc.Encode(delta(tick(0, 4, "900m", cpuHPA(nil))))
+	cmd := exec.Command(adapterBin, "--step-protocol")
+	cmd.Stdin = &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil {
+		t.Errorf("a first tick that leaves things out should end the session with an error")
+	}
+	if !strings.Contains(stderr.String(), "tick 0 lists hpa as unchanged, but it is the case's first tick") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+}

@@ -13,8 +13,9 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|s: &str| {
     let _ = decode_answer(s);
     if let Ok(ToImplementation::Tick(tick)) = serde_json::from_str::<ToImplementation>(s) {
-        let snapshot = (*tick).into_snapshot();
-        let mut session = CoreSession::new(Settings::default(), Memory::default());
-        let _ = session.tick(&snapshot);
+        if let Ok(snapshot) = (*tick).into_snapshot(None) {
+            let mut session = CoreSession::new(Settings::default(), Memory::default());
+            let _ = session.tick(&snapshot);
+        }
     }
 });

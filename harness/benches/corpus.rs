@@ -368,7 +368,8 @@ fn upstream_adapter() -> Option<PathBuf> {
 
 /// Differential fuzzing throughput: scenarios per second, core vs core, and core vs upstream
 /// (when the adapter is built) as `fuzz` runs it — processes kept between cases (`manyCases`),
-/// one job per core — and as before both: one process per case, one job.
+/// delta ticks (`deltaTicks`), one job per core — without delta ticks, and as before both: one
+/// process per case, one job.
 fn bench_fuzz() {
     let dir = std::env::temp_dir().join(format!("hpa-bench-fuzz-{}", std::process::id()));
     let report = fuzz(&CoreTarget, &CoreTarget, 1, 300, &dir, true).expect("fuzz");
@@ -382,8 +383,14 @@ fn bench_fuzz() {
     };
     let jobs = hpa_harness::parallel::default_jobs();
     for (flags, jobs, count, how) in [
-        ("", jobs, 600, "kept processes"),
-        ("--one-case-per-process", 1, 100, "a process per case"),
+        ("", jobs, 1000, "kept processes, delta ticks"),
+        ("--full-ticks", jobs, 1000, "kept processes, complete ticks"),
+        (
+            "--one-case-per-process --full-ticks",
+            1,
+            100,
+            "a process per case, complete ticks",
+        ),
     ] {
         let upstream = make_target(
             &format!("exec:{} {flags}", adapter.display()),
@@ -425,8 +432,13 @@ fn bench_upstream_corpus() {
     let opts = RunOptions::default();
     let jobs = hpa_harness::parallel::default_jobs();
     for (flags, jobs, how) in [
-        ("", jobs, "kept processes"),
-        ("--one-case-per-process", 1, "a process per case"),
+        ("", jobs, "kept processes, delta ticks"),
+        ("--full-ticks", jobs, "kept processes, complete ticks"),
+        (
+            "--one-case-per-process --full-ticks",
+            1,
+            "a process per case, complete ticks",
+        ),
     ] {
         let upstream = make_target(
             &format!("exec:{} {flags}", adapter.display()),

@@ -195,6 +195,10 @@ pub struct Hello {
     /// process instead of `stop`. Absent or `false`: one process per case, `stop` after it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub many_cases: bool,
+    /// Whether it takes ticks that leave out what did not change since the previous tick of the
+    /// case (`tick.unchanged`). Absent or `false`: every tick is complete.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub delta_ticks: bool,
 }
 
 impl Hello {
@@ -238,22 +242,76 @@ pub struct Tick {
     pub t: i64,
     /// The instant.
     pub now: KubeTime,
-    /// The HPA as stored.
-    pub hpa: HorizontalPodAutoscaler,
+    /// The HPA as stored; absent only when `unchanged` lists `hpa`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hpa: Option<HorizontalPodAutoscaler>,
     /// The scale subresource (`null` when GET scale fails).
     pub scale: Option<Scale>,
     /// GET scale's error text.
     pub scale_error: Option<String>,
     /// UPDATE scale's error text this tick.
     pub scale_update_error: Option<String>,
-    /// The pods.
-    pub pods: Vec<Pod>,
+    /// The pods; absent only when `unchanged` lists `pods`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pods: Option<Vec<Pod>>,
     /// The metrics APIs' answers.
     pub metrics: MetricsApis,
     /// Keys (`namespace/name`) of other HPAs whose selectors match these pods (upstream then
     /// reports `AmbiguousSelector`).
     #[serde(default)]
     pub other_hpas_selecting_pods: Vec<String>,
+    /// The fields left out because they equal the previous tick's of the case (`hpa`, `pods`):
+    /// only to an implementation whose `hello` declared `deltaTicks`, never on a case's first tick.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchanged: Vec<Unchanged>,
+}
+
+/// A field of `tick` that a delta tick may leave out (`tick.unchanged`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Unchanged {
+    /// `hpa`: the HPA object, status included.
+    Hpa,
+    /// `pods`: the whole list, in the same order.
+    Pods,
+}
+
+/// A `tick` line written from a snapshot without copying it: what `Tick` serializes to, with
+/// `hpa` and `pods` left out when `unchanged` lists them.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename = "tick", rename_all = "camelCase")]
+pub struct TickLine<'a> {
+    t: i64,
+    now: KubeTime,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hpa: Option<&'a HorizontalPodAutoscaler>,
+    scale: Option<&'a Scale>,
+    scale_error: Option<&'a String>,
+    scale_update_error: Option<&'a String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pods: Option<&'a [Pod]>,
+    metrics: &'a MetricsApis,
+    other_hpas_selecting_pods: &'a [String],
+    #[serde(skip_serializing_if = "<[Unchanged]>::is_empty")]
+    unchanged: &'a [Unchanged],
+}
+
+impl<'a> TickLine<'a> {
+    /// The tick for `s`, leaving out the fields `unchanged` lists.
+    pub fn new(s: &'a Snapshot, unchanged: &'a [Unchanged]) -> Self {
+        TickLine {
+            t: s.t,
+            now: kube_time(s.now),
+            hpa: (!unchanged.contains(&Unchanged::Hpa)).then_some(&s.hpa),
+            scale: s.scale.as_ref().ok(),
+            scale_error: s.scale.as_ref().err(),
+            scale_update_error: s.scale_update_error.as_ref(),
+            pods: (!unchanged.contains(&Unchanged::Pods)).then_some(&s.pods[..]),
+            metrics: &s.metrics,
+            other_hpas_selecting_pods: &s.other_hpas_selecting_pods,
+            unchanged,
+        }
+    }
 }
 
 /// An event the implementation recorded.
@@ -372,32 +430,56 @@ impl Tick {
         Tick {
             t: s.t,
             now: kube_time(s.now),
-            hpa: s.hpa.clone(),
+            hpa: Some(s.hpa.clone()),
             scale: s.scale.as_ref().ok().cloned(),
             scale_error: s.scale.as_ref().err().cloned(),
             scale_update_error: s.scale_update_error.clone(),
-            pods: s.pods.clone(),
+            pods: Some(s.pods.clone()),
             metrics: s.metrics.clone(),
             other_hpas_selecting_pods: s.other_hpas_selecting_pods.clone(),
+            unchanged: Vec::new(),
         }
     }
 
-    /// The snapshot a message describes.
-    pub fn into_snapshot(self) -> Snapshot {
-        Snapshot {
+    /// The snapshot a message describes; `previous` is the snapshot of the case's previous tick,
+    /// which fills in what a delta tick leaves out (`unchanged`).
+    pub fn into_snapshot(self, previous: Option<&Snapshot>) -> Result<Snapshot, String> {
+        let from_previous = |field: Unchanged, name: &str| -> Result<&Snapshot, String> {
+            let listed = self.unchanged.contains(&field);
+            match previous {
+                Some(p) if listed => Ok(p),
+                None if listed => Err(format!(
+                    "tick at t={} lists {name} as unchanged, but it is the case's first tick",
+                    self.t
+                )),
+                _ => Err(format!(
+                    "tick at t={} has no {name} and does not list it as unchanged",
+                    self.t
+                )),
+            }
+        };
+        let hpa = match self.hpa {
+            Some(h) => h,
+            None => from_previous(Unchanged::Hpa, "hpa")?.hpa.clone(),
+        };
+        let pods = match self.pods {
+            Some(p) => p,
+            None => from_previous(Unchanged::Pods, "pods")?.pods.clone(),
+        };
+        Ok(Snapshot {
             t: self.t,
             now: core_time(&self.now),
-            hpa: self.hpa,
+            hpa,
             scale: match (self.scale, self.scale_error) {
                 (_, Some(e)) => Err(e),
                 (Some(s), None) => Ok(s),
                 (None, None) => Err("the scale was not provided".into()),
             },
             scale_update_error: self.scale_update_error,
-            pods: self.pods,
+            pods,
             metrics: self.metrics,
             other_hpas_selecting_pods: self.other_hpas_selecting_pods,
-        }
+        })
     }
 }
 
@@ -447,4 +529,77 @@ pub fn schema_json() -> String {
     let mut s = serde_json::to_string_pretty(&schema).unwrap_or_default();
     s.push('\n');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot(t: i64) -> Snapshot {
+        let case = crate::case::load_case_text(
+            std::path::Path::new("delta.yaml"),
+            include_str!("../../cases/behavior/policy-walkdown.yaml"),
+        )
+        .expect("case");
+        crate::world::World::new(&case).snapshot(t)
+    }
+
+    fn line(v: &impl Serialize) -> String {
+        serde_json::to_string(v).expect("json")
+    }
+
+    #[test]
+    fn a_complete_tick_line_is_the_tick_message() {
+        let s = snapshot(15);
+        assert_eq!(
+            line(&TickLine::new(&s, &[])),
+            line(&ToImplementation::Tick(Box::new(Tick::from_snapshot(&s))))
+        );
+    }
+
+    #[test]
+    fn a_delta_tick_leaves_out_what_it_lists_and_is_rebuilt_from_the_previous_tick() {
+        let previous = snapshot(0);
+        let s = snapshot(15);
+        let both = [Unchanged::Hpa, Unchanged::Pods];
+        let text = line(&TickLine::new(&s, &both));
+        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert!(v.get("hpa").is_none() && v.get("pods").is_none(), "{text}");
+        assert_eq!(v["unchanged"], serde_json::json!(["hpa", "pods"]));
+        let Ok(ToImplementation::Tick(tick)) = serde_json::from_str(&text) else {
+            panic!("not a tick: {text}");
+        };
+        let rebuilt = tick.into_snapshot(Some(&previous)).expect("rebuilt");
+        assert_eq!(
+            line(&TickLine::new(&rebuilt, &[])),
+            line(&TickLine::new(&s, &[]))
+        );
+
+        // Only the pods left out: the HPA comes from the line.
+        let text = line(&TickLine::new(&s, &[Unchanged::Pods]));
+        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert!(v.get("hpa").is_some() && v.get("pods").is_none(), "{text}");
+    }
+
+    #[test]
+    fn a_delta_tick_without_a_previous_tick_or_a_missing_unlisted_field_is_an_error() {
+        let s = snapshot(15);
+        let decode = |text: &str| match serde_json::from_str(text) {
+            Ok(ToImplementation::Tick(tick)) => *tick,
+            other => panic!("not a tick: {other:?}"),
+        };
+        let first = decode(&line(&TickLine::new(&s, &[Unchanged::Hpa])));
+        assert_eq!(
+            first.into_snapshot(None).err().as_deref(),
+            Some("tick at t=15 lists hpa as unchanged, but it is the case's first tick")
+        );
+        let mut v: serde_json::Value =
+            serde_json::from_str(&line(&TickLine::new(&s, &[]))).expect("json");
+        v.as_object_mut().expect("object").remove("pods");
+        let missing = decode(&v.to_string());
+        assert_eq!(
+            missing.into_snapshot(Some(&s)).err().as_deref(),
+            Some("tick at t=15 has no pods and does not list it as unchanged")
+        );
+    }
 }

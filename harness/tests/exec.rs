@@ -22,12 +22,16 @@ fn step_reference(flags: &str) -> String {
     format!("exec:{} {flags}", env!("CARGO_BIN_EXE_hpa-step-reference"))
 }
 
-#[test]
-fn every_case_gives_the_same_trace_through_the_protocol_as_in_process() {
+/// Complete ticks to a process per case, and delta ticks (`deltaTicks`: the HPA and pods left out
+/// when unchanged) to one process for all cases.
+#[rstest]
+#[case::complete_ticks("")]
+#[case::delta_ticks("--many-cases --delta-ticks")]
+fn every_case_gives_the_same_trace_through_the_protocol_as_in_process(#[case] flags: &str) {
     let (cases, bad) = load_all(&[root().join("cases")]);
     assert!(bad.is_empty(), "{bad:?}");
     assert!(!cases.is_empty());
-    let exec = make_target(&step_reference(""), Duration::from_secs(30)).expect("target");
+    let exec = make_target(&step_reference(flags), Duration::from_secs(30)).expect("target");
     let opts = RunOptions::default();
     for case in &cases {
         let core = run_case(case, &CoreTarget, &opts);
@@ -54,6 +58,41 @@ fn every_case_gives_the_same_trace_through_the_protocol_as_in_process() {
             assert_eq!(&a, b, "{} at t={}", case.name(), a.t);
         }
     }
+}
+
+#[test]
+fn delta_ticks_go_only_to_an_implementation_that_declares_them_and_leave_out_what_is_unchanged() {
+    let (cases, bad) = load_all(&[root().join("cases/behavior/policy-walkdown.yaml")]);
+    assert!(bad.is_empty());
+    let ticks = |flags: &str, file: &str| -> Vec<String> {
+        let log =
+            std::env::temp_dir().join(format!("hpa-exec-unchanged-{}-{file}", std::process::id()));
+        let _ = std::fs::remove_file(&log);
+        let flags = format!("{flags} --log-unchanged {}", log.display());
+        let target = make_target(&step_reference(&flags), Duration::from_secs(30)).expect("target");
+        let r = run_case(&cases[0], target.as_ref(), &RunOptions::default());
+        assert_eq!(r.outcome, Outcome::Passed, "{flags}");
+        let lines = std::fs::read_to_string(&log)
+            .expect("log")
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let _ = std::fs::remove_file(&log);
+        lines
+    };
+    let complete = ticks("", "complete");
+    assert!(complete.len() > 10);
+    assert!(complete.iter().all(|l| l.ends_with(' ')), "{complete:?}");
+    let delta = ticks("--delta-ticks", "delta");
+    assert_eq!(delta.len(), complete.len());
+    assert_eq!(delta[0], "0 ", "the first tick is complete");
+    // The walk-down changes the pods at each scale-down and the HPA's status now and then;
+    // most ticks leave both out.
+    let both = delta.iter().filter(|l| l.ends_with(" hpa,pods")).count();
+    assert!(both * 2 > delta.len(), "{delta:?}");
+    // A scale-down: new pods and a new status; the tick after it, a new status only.
+    assert!(delta[1..].iter().any(|l| l.ends_with(' ')), "{delta:?}");
+    assert!(delta.iter().any(|l| l.ends_with(" pods")), "{delta:?}");
 }
 
 fn run_two(flags: &str, timeout: u64) -> Vec<CaseResult> {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 
 	"hpa-conformance/kits/go/protocol"
 )
@@ -94,6 +95,9 @@ func Serve(in io.Reader, out io.Writer, impl Implementation) error {
 	var info Info
 	var namespace string
 	var reportMemory bool
+	// The case's previous tick as it came (complete, before any shift): what a delta tick
+	// leaves out comes from it.
+	var prev *protocol.Tick
 	for {
 		line, err := readLine(r)
 		if errors.Is(err, io.EOF) {
@@ -121,6 +125,7 @@ func Serve(in io.Reader, out io.Writer, impl Implementation) error {
 			}
 			session, info = s, i
 			reportMemory = start.ReportMemory
+			prev = nil
 			if err := write(hello(&start, info)); err != nil {
 				return err
 			}
@@ -132,9 +137,18 @@ func Serve(in io.Reader, out io.Writer, impl Implementation) error {
 			if err := json.Unmarshal(line, &tick); err != nil {
 				return fmt.Errorf("tick: %w", err)
 			}
-			if tick.HPA == nil {
-				return errors.New("tick without an HPA")
+			if err := tick.Complete(prev); err != nil {
+				return err
 			}
+			kept := tick
+			prev = &kept
+			// The session (and a wall-clock shift) get copies: the next tick may need these.
+			tick.HPA = tick.HPA.DeepCopy()
+			pods := make([]corev1.Pod, len(tick.Pods))
+			for i := range tick.Pods {
+				tick.Pods[i].DeepCopyInto(&pods[i])
+			}
+			tick.Pods = pods
 			if namespace = tick.HPA.Namespace; namespace == "" {
 				namespace = "default"
 			}
@@ -178,7 +192,7 @@ func Serve(in io.Reader, out io.Writer, impl Implementation) error {
 			if err := json.Unmarshal(line, &end); err != nil {
 				return fmt.Errorf("end: %w", err)
 			}
-			session, info = nil, Info{}
+			session, info, prev = nil, Info{}, nil
 			if err := write(protocol.Ended{Kind: "ended", Case: end.Case}); err != nil {
 				return err
 			}
@@ -233,6 +247,8 @@ func hello(start *protocol.Start, info Info) protocol.Hello {
 		Levels:         info.Levels,
 		Features:       features,
 		ManyCases:      info.ManyCases,
+		// The kit fills in what a delta tick leaves out: every implementation on it takes them.
+		DeltaTicks: true,
 	}
 }
 

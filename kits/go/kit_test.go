@@ -357,3 +357,61 @@ func TestAMemoryReporterAnswersWithItsMemoryOnlyWhenStartAsks(t *testing.T) {
 		t.Errorf("memory reported without reportMemory: %s", lines[1])
 	}
 }
+
+// deltaOf is the tick at t with the HPA and the pods left out as unchanged.
+func deltaOf(t *testing.T, full string, at int) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(full), &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "hpa")
+	delete(m, "pods")
+	m["unchanged"] = []string{"hpa", "pods"}
+	m["t"] = at
+	m["now"] = time.Date(2000, 1, 1, 0, 0, at, 0, time.UTC).Format(time.RFC3339)
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func TestADeltaTickIsServedAsTheCompleteTickWouldBe(t *testing.T) {
+	st, tk := strings.ReplaceAll(start, "\n", ""), strings.ReplaceAll(tick, "\n", "")
+	p := &probe{t: t, seen: map[string]string{}}
+	var out bytes.Buffer
+	if err := Serve(strings.NewReader(st+"\n"+tk+"\n"+deltaOf(t, tk, 30)+"\n"), &out, p); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"deltaTicks":true`) {
+		t.Fatalf("hello should declare deltaTicks; lines %q", lines)
+	}
+	if p.seen["pods"] != "2" || p.seen["now"] != "2000-01-01T00:00:30Z" {
+		t.Errorf("the delta tick's world: %v", p.seen)
+	}
+	if strings.NewReplacer(`:30Z`, `:15Z`, `"t":30`, `"t":15`).Replace(lines[2]) != lines[1] {
+		t.Errorf("results differ:\n%s\n%s", lines[1], lines[2])
+	}
+
+	// A wall-clock implementation: the pods kept from the tick before are shifted once, not
+	// twice (the kit keeps them as they came).
+	withStart := strings.Replace(tk, `"name":"web-0","labels":{"app":"web"}},"status":{"phase":"Running"}`,
+		`"name":"web-0","labels":{"app":"web"}},"status":{"phase":"Running","startTime":"2000-01-01T00:00:05Z"}`, 1)
+	c := &wallClock{}
+	out.Reset()
+	if err := Serve(strings.NewReader(st+"\n"+withStart+"\n"+deltaOf(t, withStart, 30)+"\n"), &out, c); err != nil {
+		t.Fatal(err)
+	}
+	if c.age < 25*time.Second || c.age > 26*time.Second {
+		t.Errorf("pod age on the wall clock at t=30: %v, want 25 s", c.age)
+	}
+
+	for _, bad := range []struct{ in, want string }{
+		{st + "\n" + deltaOf(t, tk, 30) + "\n", "tick 30 lists hpa as unchanged, but it is the case's first tick"},
+		{st + "\n" + tk + "\n" + strings.Replace(deltaOf(t, tk, 30), `"pods"]`, `"scale"]`, 1) + "\n", `tick 30 lists "scale" as unchanged, which is no field a tick may leave out`},
+	} {
+		err := Serve(strings.NewReader(bad.in), &bytes.Buffer{}, &probe{t: t, seen: map[string]string{}})
+		if err == nil || err.Error() != bad.want {
+			t.Errorf("error %v, want %q", err, bad.want)
+		}
+	}
+}

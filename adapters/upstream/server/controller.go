@@ -132,7 +132,7 @@ func newHarness(ctx context.Context, s controllerSettings) *harness {
 }
 
 // load makes tick the world the fakes answer from and clears last tick's captures.
-func (h *harness) load(tick *protocol.Tick, namespace string) error {
+func (h *harness) load(tick *protocol.Tick, namespace string, samePods bool) error {
 	h.tick = tick
 	h.scaledTo = nil
 	h.status = nil
@@ -143,16 +143,20 @@ func (h *harness) load(tick *protocol.Tick, namespace string) error {
 	h.cmClient.ClearActions()
 	h.emClient.ClearActions()
 
-	objs := make([]interface{}, 0, len(tick.Pods))
-	for i := range tick.Pods {
-		p := tick.Pods[i].DeepCopy()
-		if p.Namespace == "" {
-			p.Namespace = namespace
+	// Pods the tick left out as unchanged are in the store already (the controller only reads
+	// the informer's objects, as it must with a shared cache).
+	if !samePods {
+		objs := make([]interface{}, 0, len(tick.Pods))
+		for i := range tick.Pods {
+			p := tick.Pods[i].DeepCopy()
+			if p.Namespace == "" {
+				p.Namespace = namespace
+			}
+			objs = append(objs, p)
 		}
-		objs = append(objs, p)
-	}
-	if err := h.podIndexer.Replace(objs, ""); err != nil {
-		return fmt.Errorf("loading pods into the pod informer's store: %w", err)
+		if err := h.podIndexer.Replace(objs, ""); err != nil {
+			return fmt.Errorf("loading pods into the pod informer's store: %w", err)
+		}
 	}
 
 	ref := tick.HPA.Spec.ScaleTargetRef

@@ -67,8 +67,10 @@ func TestMain(m *testing.M) {
 		case "--step-protocol", "-step-protocol":
 		case "--one-case-per-process":
 			ManyCases = false
+		case "--full-ticks":
+			DeltaTicks = false
 		case "-h", "-help", "--help":
-			fmt.Fprintln(os.Stderr, "usage: hpa-upstream-adapter [--step-protocol] [--one-case-per-process] [--cpuprofile=FILE] | --bench-reconcile=N\n\nSpeaks hpa-conformance's step protocol (harness/PROTOCOL.md) on stdin/stdout,\ndriving upstream Kubernetes' HPA controller", KubernetesVersion())
+			fmt.Fprintln(os.Stderr, "usage: hpa-upstream-adapter [--step-protocol] [--one-case-per-process] [--full-ticks] [--cpuprofile=FILE] | --bench-reconcile=N\n\nSpeaks hpa-conformance's step protocol (harness/PROTOCOL.md) on stdin/stdout,\ndriving upstream Kubernetes' HPA controller", KubernetesVersion())
 			os.Exit(0)
 		default:
 			fmt.Fprintf(os.Stderr, "hpa-upstream-adapter: ignoring unknown argument %q\n", a)

@@ -61,6 +61,10 @@ func KubernetesVersion() string {
 	return "unknown"
 }
 
+// DeltaTicks is what hello declares: ticks may leave out the HPA and the pods when they equal
+// the previous tick's; `--full-ticks` turns it off (`just bench` compares both).
+var DeltaTicks = true
+
 // ManyCases is what hello declares: one process serves cases until `stop` (`end` → `ended`
 // between them). `--one-case-per-process` turns it off (the harness then starts a process per
 // case, as before `end` existed; `just bench` compares both).
@@ -147,11 +151,14 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Ou
 		Levels:         []string{"replicas", "status", "full"},
 		Features:       []string{"behavior", "containerResource", "memorySeeding", "memoryReport"},
 		ManyCases:      ManyCases,
+		DeltaTicks:     DeltaTicks,
 	}); err != nil {
 		return Outcome{}, err
 	}
 
 	seeded := false
+	// The case's previous tick, complete: what a delta tick leaves out comes from it.
+	var prev *protocol.Tick
 	for {
 		data, ok, err := next()
 		if err != nil {
@@ -192,9 +199,11 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Ou
 			return Outcome{}, fatalf("unknown message kind %q", tick.Kind)
 		}
 
-		if tick.HPA == nil {
-			return Outcome{}, fatalf("tick %s: no `hpa`", string(tick.T))
+		samePods := prev != nil && tick.Lists(protocol.UnchangedPods)
+		if err := tick.Complete(prev); err != nil {
+			return Outcome{}, fatalf("%v", err)
 		}
+		prev = &tick
 		at, err := instant(&tick)
 		if err != nil {
 			return Outcome{}, err
@@ -215,7 +224,7 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Ou
 			hpa.Namespace = "default"
 		}
 		key := hpa.Namespace + "/" + hpa.Name
-		if err := h.load(&tick, hpa.Namespace); err != nil {
+		if err := h.load(&tick, hpa.Namespace, samePods); err != nil {
 			return Outcome{}, fatalf("tick %s: %v", string(tick.T), err)
 		}
 		h.ctrl.HPAAdapterTrack(hpa.Namespace, hpa.Name)

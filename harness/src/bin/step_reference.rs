@@ -14,7 +14,9 @@
 //! current metrics or events, like an implementation that only decides replica counts),
 //! `--many-cases` (declares `manyCases` in hello and serves cases until `stop`; without it an
 //! `end` is a protocol error, as for an implementation written before `end` existed),
-//! `--log-cases FILE` (appends `PID CASE` to FILE at each `start`).
+//! `--log-cases FILE` (appends `PID CASE` to FILE at each `start`), `--delta-ticks` (declares
+//! `deltaTicks` in hello and fills what a tick leaves out from the case's previous tick),
+//! `--log-unchanged FILE` (appends `T FIELDS` to FILE at each tick: what it left out).
 
 use std::io::{BufRead, Write};
 
@@ -69,6 +71,8 @@ fn main() {
     let memory_seeding = !args.iter().any(|a| a == "--no-memory-seeding");
     let replicas_only = args.iter().any(|a| a == "--replicas-only");
     let many_cases = args.iter().any(|a| a == "--many-cases");
+    let delta_ticks = args.iter().any(|a| a == "--delta-ticks");
+    let log_unchanged = flag(&args, "--log-unchanged");
     let log_cases = flag(&args, "--log-cases");
     if args.iter().any(|a| a == "--sleep-forever") {
         loop {
@@ -98,6 +102,8 @@ fn main() {
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     let mut session: Option<CoreSession> = None;
+    // The case's previous tick, for what a delta tick leaves out.
+    let mut previous: Option<hpa_harness::world::Snapshot> = None;
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let msg: ToImplementation = match serde_json::from_str(&line) {
@@ -123,6 +129,7 @@ fn main() {
             }
             ToImplementation::End(end) if many_cases => {
                 session = None;
+                previous = None;
                 FromImplementation::Ended(hpa_harness::protocol::Ended {
                     case: Some(end.case),
                 })
@@ -155,6 +162,7 @@ fn main() {
                         std::process::exit(2);
                     }
                 };
+                previous = None;
                 session = Some(
                     CoreSession::new(settings, ProtocolMemory::to_memory(start.memory.as_ref()))
                         .reporting_memory(start.report_memory),
@@ -170,6 +178,7 @@ fn main() {
                     levels: levels.clone(),
                     features: features.clone(),
                     many_cases,
+                    delta_ticks,
                 })
             }
             ToImplementation::Tick(tick) => {
@@ -203,7 +212,30 @@ fn main() {
                     eprintln!("hpa-step-reference: tick before start");
                     std::process::exit(2);
                 };
-                let snapshot = (*tick).into_snapshot();
+                if let Some(file) = &log_unchanged {
+                    use std::io::Write as _;
+                    let names: Vec<String> = tick
+                        .unchanged
+                        .iter()
+                        .map(|u| {
+                            serde_json::to_string(u)
+                                .unwrap_or_default()
+                                .replace('"', "")
+                        })
+                        .collect();
+                    let _ = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(file)
+                        .and_then(|mut f| writeln!(f, "{t} {}", names.join(",")));
+                }
+                let snapshot = match (*tick).into_snapshot(previous.as_ref()) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        eprintln!("hpa-step-reference: {e}");
+                        std::process::exit(2);
+                    }
+                };
                 let outcome = match s.tick(&snapshot) {
                     Ok(mut o) if replicas_only => {
                         o.status.conditions = None;
@@ -217,6 +249,7 @@ fn main() {
                         std::process::exit(2);
                     }
                 };
+                previous = Some(snapshot);
                 FromImplementation::Result(TickResult {
                     t,
                     scaled_to: outcome.scaled_to,

@@ -140,6 +140,8 @@ type Hello struct {
 	Features       []string        `json:"features"`
 	// ManyCases: the process serves cases in sequence until stop, answering End with Ended.
 	ManyCases bool `json:"manyCases,omitempty"`
+	// DeltaTicks: ticks may leave out what equals the case's previous tick (Tick.Unchanged).
+	DeltaTicks bool `json:"deltaTicks,omitempty"`
 }
 
 // End ends a case on a process that declared ManyCases; the next case's Start may follow.
@@ -168,6 +170,51 @@ type Tick struct {
 	// OtherHPAsSelectingPods are keys (namespace/name) of other HPAs whose selectors match
 	// these pods.
 	OtherHPAsSelectingPods []string `json:"otherHpasSelectingPods"`
+	// Unchanged lists the fields left out because they equal the case's previous tick's
+	// (UnchangedHPA, UnchangedPods); only to an implementation whose Hello declared DeltaTicks,
+	// never on a case's first tick. Complete fills them in.
+	Unchanged []string `json:"unchanged,omitempty"`
+}
+
+// Fields a delta tick may leave out (Tick.Unchanged).
+const (
+	UnchangedHPA  = "hpa"
+	UnchangedPods = "pods"
+)
+
+// Lists reports whether the tick leaves field out as unchanged.
+func (t *Tick) Lists(field string) bool {
+	for _, f := range t.Unchanged {
+		if f == field {
+			return true
+		}
+	}
+	return false
+}
+
+// Complete fills in what a delta tick leaves out from prev, the case's previous tick (itself
+// complete; nil before the first). The objects are prev's own, not copies: a caller that
+// changes them copies them first. It fails on a field it does not know, a field listed on a
+// case's first tick, and an HPA that is neither sent nor listed.
+func (t *Tick) Complete(prev *Tick) error {
+	for _, f := range t.Unchanged {
+		if f != UnchangedHPA && f != UnchangedPods {
+			return fmt.Errorf("tick %s lists %q as unchanged, which is no field a tick may leave out", t.T, f)
+		}
+		if prev == nil {
+			return fmt.Errorf("tick %s lists %s as unchanged, but it is the case's first tick", t.T, f)
+		}
+	}
+	if t.Lists(UnchangedHPA) {
+		t.HPA = prev.HPA
+	}
+	if t.Lists(UnchangedPods) {
+		t.Pods = prev.Pods
+	}
+	if t.HPA == nil {
+		return fmt.Errorf("tick %s has no hpa and does not list it as unchanged", t.T)
+	}
+	return nil
 }
 
 // Metrics are the metrics APIs' answers this tick, by API and metric name.

@@ -25,8 +25,8 @@ use super::{GateSupport, Session, Target, TargetError, TickOutcome, seeded_memor
 use crate::case::Case;
 use crate::profile::Profile;
 use crate::protocol::{
-    End, FromImplementation, PROTOCOL_VERSION, ProtocolMemory, ProtocolSettings, Start, Tick,
-    ToImplementation,
+    End, FromImplementation, PROTOCOL_VERSION, ProtocolMemory, ProtocolSettings, Start, TickLine,
+    ToImplementation, Unchanged,
 };
 use crate::text::{clip, quote};
 use crate::world::Snapshot;
@@ -263,7 +263,7 @@ impl Live {
         TargetError::failed(format!("{at}: {what}{status}\n{tail}"))
     }
 
-    fn send(&mut self, at: &str, msg: &ToImplementation) -> Result<(), TargetError> {
+    fn send(&mut self, at: &str, msg: &impl serde::Serialize) -> Result<(), TargetError> {
         let mut line =
             serde_json::to_string(msg).map_err(|e| TargetError::failed(e.to_string()))?;
         line.push('\n');
@@ -405,6 +405,34 @@ struct ExecSession {
     highest: Profile,
     /// `name version` from `hello`.
     who: Option<String>,
+    /// `hello` declared `deltaTicks`: what the previous tick sent (its HPA and pods), so that a
+    /// tick leaves out what equals it.
+    delta: Option<Sent>,
+}
+
+/// The HPA and pods of the last tick sent to an implementation that takes delta ticks.
+#[derive(Default)]
+struct Sent {
+    hpa: Option<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>,
+    pods: Option<Vec<k8s_openapi::api::core::v1::Pod>>,
+}
+
+impl Sent {
+    /// What of `snapshot` equals the last tick sent; remembers the rest as sent.
+    fn unchanged(&mut self, snapshot: &Snapshot) -> Vec<Unchanged> {
+        let mut same = Vec::new();
+        if self.hpa.as_ref() == Some(&snapshot.hpa) {
+            same.push(Unchanged::Hpa);
+        } else {
+            self.hpa = Some(snapshot.hpa.clone());
+        }
+        if self.pods.as_ref() == Some(&snapshot.pods) {
+            same.push(Unchanged::Pods);
+        } else {
+            self.pods = Some(snapshot.pods.clone());
+        }
+        same
+    }
 }
 
 impl ExecSession {
@@ -444,11 +472,12 @@ impl Session for ExecSession {
     fn tick(&mut self, snapshot: &Snapshot) -> Result<TickOutcome, TargetError> {
         let at = format!("at t={}", snapshot.t);
         self.ticked = true;
+        let unchanged = match &mut self.delta {
+            Some(sent) => sent.unchanged(snapshot),
+            None => Vec::new(),
+        };
         let live = self.live()?;
-        live.send(
-            &at,
-            &ToImplementation::Tick(Box::new(Tick::from_snapshot(snapshot))),
-        )?;
+        live.send(&at, &TickLine::new(snapshot, &unchanged))?;
         match live.receive(&at)? {
             FromImplementation::Result(r) => {
                 if r.t != snapshot.t {
@@ -583,6 +612,7 @@ impl Target for ExecTarget {
             ticked: false,
             highest: Profile::Full,
             who: Some(who.clone()),
+            delta: hello.delta_ticks.then(Sent::default),
         };
         // Only the gates the case uses matter; one hello does not report is not taken as
         // agreement. A skipped case's session is dropped: `stop`, or `end` when it is kept.
@@ -632,7 +662,34 @@ impl Target for ExecTarget {
 
 #[cfg(test)]
 mod tests {
-    use super::split_command;
+    use super::{Sent, Unchanged, split_command};
+
+    #[test]
+    fn a_delta_tick_leaves_out_what_equals_the_last_tick_sent() {
+        let case = crate::case::load_case_text(
+            std::path::Path::new("sent.yaml"),
+            include_str!("../../../../cases/behavior/policy-walkdown.yaml"),
+        )
+        .expect("case");
+        let world = crate::world::World::new(&case);
+        let mut sent = Sent::default();
+        let first = world.snapshot(0);
+        assert_eq!(sent.unchanged(&first), [], "the first tick is complete");
+        assert_eq!(
+            sent.unchanged(&world.snapshot(15)),
+            [Unchanged::Hpa, Unchanged::Pods]
+        );
+        // Another HPA status, the same pods.
+        let mut s = world.snapshot(30);
+        s.hpa.status = Some(Default::default());
+        assert_eq!(sent.unchanged(&s), [Unchanged::Pods]);
+        assert_eq!(sent.unchanged(&s), [Unchanged::Hpa, Unchanged::Pods]);
+        // A pod fewer.
+        let mut s = world.snapshot(45);
+        s.hpa.status = Some(Default::default());
+        s.pods.pop();
+        assert_eq!(sent.unchanged(&s), [Unchanged::Hpa]);
+    }
 
     #[test]
     fn commands_split_on_whitespace_with_quotes() {
