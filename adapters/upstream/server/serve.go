@@ -199,10 +199,11 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Ou
 			return Outcome{}, fatalf("unknown message kind %q", tick.Kind)
 		}
 
-		samePods := prev != nil && tick.Lists(protocol.UnchangedPods)
 		if err := tick.Complete(prev); err != nil {
 			return Outcome{}, fatalf("%v", err)
 		}
+		// Complete refuses a listed field without a previous tick.
+		samePods := tick.Lists(protocol.UnchangedPods)
 		prev = &tick
 		at, err := instant(&tick)
 		if err != nil {
