@@ -95,6 +95,7 @@ struct DecisionFixture {
     metrics: Vec<MetricReading>,
     settings: Settings,
     memory: Memory,
+    scale: Option<ScaleView>,
 }
 
 fn decision_fixture() -> DecisionFixture {
@@ -169,6 +170,11 @@ fn decision_fixture() -> DecisionFixture {
         metrics,
         settings: Settings::default(),
         memory,
+        scale: Some(ScaleView {
+            spec_replicas: 100,
+            status_replicas: 100,
+            selector: Some("app=web".into()),
+        }),
     }
 }
 
@@ -176,21 +182,27 @@ fn decision_fixture() -> DecisionFixture {
 /// recommendation slot is reused and the history stays full (as in a long-running controller).
 /// Returns the desired replicas.
 fn decision_step(f: &mut DecisionFixture, i: usize) -> i32 {
+    // The scale is the caller's input, handed in and taken back (not rebuilt: that would count
+    // the caller's allocation against the decision).
+    let scale = f
+        .scale
+        .take()
+        .expect("the scale is handed back after each decision");
     let obs = Observation {
         now: f.t0.plus(Duration::from_secs(15 * i as u64)),
         hpa: &f.hpa,
-        scale: Ok(ScaleView {
-            spec_replicas: 100,
-            status_replicas: 100,
-            selector: Some("app=web".into()),
-        }),
+        scale: Ok(scale),
         pods: &f.pods,
         metrics: &f.metrics,
         hpas_selecting_pods: &[],
     };
     let plan = decide(&obs, &f.settings, &mut f.memory);
+    f.scale = obs.scale.ok();
     let d = plan.finish(Ok(()), &mut f.memory);
-    d.status.desired_replicas
+    let desired = d.status.desired_replicas;
+    // A long-running controller hands each decision's buffers back once it has written it.
+    d.recycle();
+    desired
 }
 
 fn bench_decision() {

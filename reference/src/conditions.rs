@@ -5,6 +5,7 @@
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerCondition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as KubeTime;
 
+use crate::reuse::{self, Pooled, Text};
 use crate::time::Time;
 
 /// `AbleToScale`.
@@ -29,13 +30,14 @@ pub fn core_time(t: &KubeTime) -> Time {
     Time::from_micros(t.0.as_microsecond())
 }
 
-/// Sets a condition the way upstream does.
+/// Sets a condition the way upstream does. The message is a `&str`, a `String` or
+/// `format_args!(…)`; the condition's strings are reused ([`reuse`]).
 pub fn set_condition(
     list: &mut Vec<HorizontalPodAutoscalerCondition>,
     type_: &str,
     status: bool,
     reason: &str,
-    message: impl Into<String>,
+    message: impl Text,
     now: Time,
 ) {
     let status = if status { "True" } else { "False" };
@@ -43,7 +45,8 @@ pub fn set_condition(
         Some(i) => i,
         None => {
             list.push(HorizontalPodAutoscalerCondition {
-                type_: type_.to_string(),
+                type_: reuse::text(type_),
+                status: reuse::string(),
                 ..HorizontalPodAutoscalerCondition::default()
             });
             list.len() - 1
@@ -53,14 +56,31 @@ pub fn set_condition(
     if cond.status != status {
         cond.last_transition_time = Some(kube_time(now));
     }
-    cond.status = status.to_string();
-    cond.reason = Some(reason.to_string());
-    cond.message = Some(message.into());
+    status.assign_to(&mut cond.status);
+    reuse::assign(&mut cond.reason, reason);
+    reuse::assign(&mut cond.message, message);
+}
+
+/// A copy of `conditions` in reused buffers.
+pub fn copy_conditions(
+    conditions: &[HorizontalPodAutoscalerCondition],
+) -> Vec<HorizontalPodAutoscalerCondition> {
+    let mut list = reuse::list();
+    list.extend(conditions.iter().map(|c| HorizontalPodAutoscalerCondition {
+        type_: reuse::text(&c.type_),
+        status: reuse::text(&c.status),
+        reason: c.reason.as_deref().map(reuse::text),
+        message: c.message.as_deref().map(reuse::text),
+        last_transition_time: c.last_transition_time.clone(),
+    }));
+    list
 }
 
 /// Removes every condition of a type.
 pub fn remove_condition(list: &mut Vec<HorizontalPodAutoscalerCondition>, type_: &str) {
-    list.retain(|c| c.type_ != type_);
+    while let Some(at) = list.iter().position(|c| c.type_ == type_) {
+        list.remove(at).give_parts();
+    }
 }
 
 /// Whether a condition of the type is present with status True.

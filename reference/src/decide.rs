@@ -14,13 +14,14 @@ use k8s_openapi::api::autoscaling::v2::{
 
 use crate::calculator::{CalcContext, PodOrder, Reasoning, Tolerances, sorted_index};
 use crate::conditions::{
-    ABLE_TO_SCALE, SCALED_TO_ZERO, SCALING_ACTIVE, SCALING_LIMITED, is_true, kube_time,
-    remove_condition, set_condition,
+    ABLE_TO_SCALE, SCALED_TO_ZERO, SCALING_ACTIVE, SCALING_LIMITED, copy_conditions, is_true,
+    kube_time, remove_condition, set_condition,
 };
 use crate::memory::Memory;
 use crate::metric::compute_metric;
-use crate::normalize::{self, store_scale_event};
+use crate::normalize::{self, record_scale_event};
 use crate::quantity;
+use crate::reuse::{self, Text};
 use crate::selector;
 use crate::settings::Settings;
 use crate::time::Time;
@@ -164,7 +165,8 @@ pub struct Plan {
     fatal: Option<(String, ErrorOrigin)>,
     /// A partial error: scaling went on, the reconcile still reports it.
     partial: Option<(String, ErrorOrigin)>,
-    behavior: Option<HorizontalPodAutoscalerBehavior>,
+    /// The behavior's longest policy periods (up, down), when it has one.
+    scale_event_periods: Option<(i32, i32)>,
     reference: String,
     scale_to_zero: bool,
     min_replicas: i32,
@@ -254,8 +256,8 @@ pub fn decide_with(
         }
     };
     let mut conditions: Vec<HorizontalPodAutoscalerCondition> =
-        original.conditions.clone().unwrap_or_default();
-    let mut events = Vec::new();
+        copy_conditions(original.conditions.as_deref().unwrap_or_default());
+    let mut events: Vec<Event> = reuse::list();
     let behavior = spec.behavior.as_ref();
     let metrics_spec: &[k8s_openapi::api::autoscaling::v2::MetricSpec] =
         spec.metrics.as_deref().unwrap_or_default();
@@ -271,7 +273,7 @@ pub fn decide_with(
         rescale: None,
         explanation: Explanation {
             path: Path::ScaleUnavailable,
-            metrics: Vec::new(),
+            metrics: reuse::list(),
             metric_desired: None,
             stabilized: None,
             limited: None,
@@ -289,7 +291,7 @@ pub fn decide_with(
         events: Vec::new(),
         fatal: None,
         partial: None,
-        behavior: behavior.cloned(),
+        scale_event_periods: behavior.map(normalize::longest_periods),
         reference: String::new(),
         scale_to_zero: gates.hpa_scale_to_zero,
         min_replicas,
@@ -297,13 +299,13 @@ pub fn decide_with(
     };
 
     let namespace = hpa_namespace(obs);
-    let reference = format!(
+    plan.reference = reuse::format(format_args!(
         "{}/{}/{}",
         spec.scale_target_ref.kind, namespace, spec.scale_target_ref.name
-    );
-    plan.reference = reference.clone();
+    ));
+    let reference = &plan.reference;
     let scale = match &obs.scale {
-        Ok(s) => s.clone(),
+        Ok(s) => s,
         Err(e) => {
             events.push(Event {
                 type_: EventType::Warning,
@@ -352,7 +354,7 @@ pub fn decide_with(
     let compute_for_zero = (min_replicas != 0 && scaled_to_zero_condition) || can_scale_from_zero;
 
     let mut desired = 0;
-    let mut rescale_reason = String::new();
+    let mut rescale_reason = reuse::string();
     let mut rescale = true;
     let mut metric_statuses: Option<Vec<MetricStatus>> = None;
 
@@ -376,11 +378,11 @@ pub fn decide_with(
         plan.explanation.path = Path::Computed;
     } else if current > spec.max_replicas {
         plan.explanation.path = Path::AboveMax;
-        rescale_reason = "Current number of replicas above Spec.MaxReplicas".into();
+        "Current number of replicas above Spec.MaxReplicas".assign_to(&mut rescale_reason);
         desired = spec.max_replicas;
     } else if current < min_replicas {
         plan.explanation.path = Path::BelowMin;
-        rescale_reason = "Current number of replicas below Spec.MinReplicas".into();
+        "Current number of replicas below Spec.MinReplicas".assign_to(&mut rescale_reason);
         desired = min_replicas;
     } else {
         plan.explanation.path = Path::Computed;
@@ -404,7 +406,7 @@ pub fn decide_with(
                 );
                 Some("selector is required".to_string())
             }
-            Some(sel) => match selector::parse(sel) {
+            Some(sel) => match selector_valid(sel) {
                 Err(e) => {
                     let msg = format!(
                         "couldn't convert selector into a corresponding internal selector object: {e}"
@@ -450,7 +452,8 @@ pub fn decide_with(
 
         let mut failure: Option<(String, ErrorOrigin)> =
             selector_error.map(|e| (e, ErrorOrigin::Internal));
-        let mut metric_name = String::new();
+        // The metric that gave the highest proposal: its index in the explanation's metrics.
+        let mut named_metric: Option<usize> = None;
         let mut metric_desired = 0;
         if failure.is_none() {
             let tolerances = tolerances_for(behavior, settings);
@@ -473,14 +476,20 @@ pub fn decide_with(
                 pod_level_resources: gates.pod_level_resources,
                 pod_order,
             };
-            let mut statuses = vec![MetricStatus::default(); metrics_spec.len()];
+            let mut statuses: Vec<MetricStatus> = reuse::list();
+            statuses.resize_with(metrics_spec.len(), MetricStatus::default);
             let mut invalid = 0usize;
             let mut first_error: Option<(String, &'static str, String, ErrorOrigin)> = None;
             let mut replicas = 0i32;
             for (i, m) in metrics_spec.iter().enumerate() {
-                let missing_reading: crate::view::MetricReading =
-                    Err("no reading was provided for this metric".into());
-                let reading = obs.metrics.get(i).unwrap_or(&missing_reading);
+                let missing_reading: crate::view::MetricReading;
+                let reading = match obs.metrics.get(i) {
+                    Some(r) => r,
+                    None => {
+                        missing_reading = Err("no reading was provided for this metric".into());
+                        &missing_reading
+                    }
+                };
                 hook.before(i);
                 let computed =
                     compute_metric(&ctx, m, reading, scale.spec_replicas, scale.status_replicas);
@@ -489,7 +498,7 @@ pub fn decide_with(
                     Ok(outcome) => {
                         if replicas == 0 || outcome.replicas > replicas {
                             replicas = outcome.replicas;
-                            metric_name = outcome.name.clone();
+                            named_metric = Some(plan.explanation.metrics.len());
                         }
                         statuses[i] = outcome.status;
                         plan.explanation.metrics.push(MetricExplanation {
@@ -549,12 +558,13 @@ pub fn decide_with(
                     )
                 }));
             } else {
+                let metric_name = metric_name_at(&plan.explanation, named_metric);
                 set_condition(
                     &mut conditions,
                     SCALING_ACTIVE,
                     true,
                     "ValidMetricFound",
-                    format!(
+                    format_args!(
                         "the HPA was able to successfully calculate a replica count from {metric_name}"
                     ),
                     now,
@@ -592,16 +602,19 @@ pub fn decide_with(
         }
 
         plan.explanation.metric_desired = Some(metric_desired);
-        let mut rescale_metric = String::new();
+        let mut rescale_metric = "";
         if metric_desired > desired {
             desired = metric_desired;
-            rescale_metric = metric_name;
+            rescale_metric = metric_name_at(&plan.explanation, named_metric);
         }
         if desired > current {
-            rescale_reason = format!("{rescale_metric} above target");
+            reuse::give(std::mem::replace(
+                &mut rescale_reason,
+                reuse::format(format_args!("{rescale_metric} above target")),
+            ));
         }
         if desired < current {
-            rescale_reason = "All metrics below target".into();
+            "All metrics below target".assign_to(&mut rescale_reason);
         }
         let n = match behavior {
             None => normalize::without_behavior(
@@ -635,7 +648,7 @@ pub fn decide_with(
         if current == 0 && min_replicas != 0 && scaled_to_zero_condition && desired < min_replicas {
             desired = min_replicas;
             if rescale_reason.is_empty() {
-                rescale_reason = "Current number of replicas below Spec.MinReplicas".into();
+                "Current number of replicas below Spec.MinReplicas".assign_to(&mut rescale_reason);
             }
         }
         rescale = desired != current;
@@ -644,7 +657,8 @@ pub fn decide_with(
     if matches!(plan.explanation.path, Path::AboveMax | Path::BelowMin) {
         rescale = desired != current;
     }
-    plan.explanation.rescale_reason = (!rescale_reason.is_empty()).then(|| rescale_reason.clone());
+    plan.explanation.rescale_reason =
+        (!rescale_reason.is_empty()).then(|| reuse::text(&rescale_reason));
     plan.desired_replicas = desired;
     plan.metric_statuses = metric_statuses;
     plan.status.conditions = Some(conditions);
@@ -654,11 +668,54 @@ pub fn decide_with(
             replicas: desired,
             reason: rescale_reason,
         });
+    } else {
+        reuse::give(rescale_reason);
     }
     plan
 }
 
+/// Whether the scale's selector parses (the pods were selected by the caller); the last valid
+/// selector is remembered, so a steady selector is parsed once.
+fn selector_valid(sel: &str) -> Result<(), String> {
+    if reuse::known_valid_selector(sel) {
+        return Ok(());
+    }
+    selector::parse(sel)?;
+    reuse::remember_valid_selector(sel);
+    Ok(())
+}
+
+/// The name of the explanation's metric `at` (empty when there is none).
+fn metric_name_at(explanation: &Explanation, at: Option<usize>) -> &str {
+    at.and_then(|i| explanation.metrics.get(i))
+        .and_then(|m| m.name.as_deref())
+        .unwrap_or_default()
+}
+
 impl Decision {
+    /// Gives the decision's strings and lists back for the next decisions on this thread
+    /// ([`reuse`]): call it once the decision has been read, and a steady stream of decisions
+    /// allocates nothing. Dropping a decision instead is always correct.
+    pub fn recycle(self) {
+        let Decision {
+            status,
+            events,
+            error,
+            explanation,
+            ..
+        } = self;
+        if let Some(c) = status.conditions {
+            reuse::give_list(c);
+        }
+        if let Some(m) = status.current_metrics {
+            reuse::give_list(m);
+        }
+        reuse::give_list(events);
+        reuse::give_opt(error);
+        reuse::give_list(explanation.metrics);
+        reuse::give_opt(explanation.rescale_reason);
+    }
+
     /// Whether the reconcile ended early with its error (a failed scale read, metrics computation
     /// or scale write) instead of reaching the status it computed; upstream only observes the
     /// desired replicas of a reconcile that got that far.
@@ -720,7 +777,15 @@ fn status_of(
 impl Plan {
     /// Completes the reconcile given the outcome of the scale write (`Ok(())` also when there was
     /// nothing to write). Records the scale event in `memory` on success.
-    pub fn finish(self, write: Result<(), String>, memory: &mut Memory) -> Decision {
+    pub fn finish(mut self, write: Result<(), String>, memory: &mut Memory) -> Decision {
+        let reference = std::mem::take(&mut self.reference);
+        let decision = self.complete(write, memory, &reference);
+        reuse::give(reference);
+        decision
+    }
+
+    /// [`Plan::finish`] with the target's reference for messages.
+    fn complete(self, write: Result<(), String>, memory: &mut Memory, reference: &str) -> Decision {
         let Plan {
             current_replicas: current,
             desired_replicas,
@@ -732,8 +797,8 @@ impl Plan {
             mut events,
             fatal,
             partial,
-            behavior,
-            reference,
+            scale_event_periods,
+            reference: _,
             scale_to_zero,
             min_replicas,
             has_object_or_external,
@@ -816,7 +881,7 @@ impl Plan {
                     ABLE_TO_SCALE,
                     true,
                     "SucceededRescale",
-                    format!(
+                    format_args!(
                         "the HPA controller was able to update the target scale to {}",
                         r.replicas
                     ),
@@ -824,10 +889,16 @@ impl Plan {
                 );
                 events.push(Event {
                     type_: EventType::Normal,
-                    reason: "SuccessfulRescale".into(),
-                    message: format!("New size: {}; reason: {}", r.replicas, r.reason),
+                    reason: reuse::text("SuccessfulRescale"),
+                    message: reuse::format(format_args!(
+                        "New size: {}; reason: {}",
+                        r.replicas, r.reason
+                    )),
                 });
-                store_scale_event(behavior.as_ref(), memory, current, r.replicas, now);
+                if let Some(periods) = scale_event_periods {
+                    record_scale_event(periods, memory, current, r.replicas, now);
+                }
+                reuse::give(r.reason);
                 if scale_to_zero {
                     if current > 0 && r.replicas == 0 && min_replicas == 0 && has_object_or_external
                     {

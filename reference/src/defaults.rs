@@ -1,6 +1,8 @@
 //! The API server's defaulting of `autoscaling/v2` HPAs (upstream `SetDefaults_*`), applied to an
 //! HPA as a user writes it so every target sees the object the API server would store.
 
+use std::sync::LazyLock;
+
 use k8s_openapi::api::autoscaling::v2::{
     HPAScalingPolicy, HPAScalingRules, HorizontalPodAutoscaler, MetricSpec, MetricTarget,
     ResourceMetricSource,
@@ -56,6 +58,18 @@ pub fn scale_down_rules(rules: Option<&HPAScalingRules>) -> HPAScalingRules {
             tolerance: None,
         },
     )
+}
+
+/// [`scale_up_rules`]`(None)`, built once.
+pub fn scale_up_defaults() -> &'static HPAScalingRules {
+    static DEFAULTS: LazyLock<HPAScalingRules> = LazyLock::new(|| scale_up_rules(None));
+    &DEFAULTS
+}
+
+/// [`scale_down_rules`]`(None)`, built once.
+pub fn scale_down_defaults() -> &'static HPAScalingRules {
+    static DEFAULTS: LazyLock<HPAScalingRules> = LazyLock::new(|| scale_down_rules(None));
+    &DEFAULTS
 }
 
 /// Applies the API server's defaults in place: `minReplicas: 1`, the CPU 80% metric when none is

@@ -4,6 +4,8 @@
 //! (Kubernetes 1.36). [`decide`] takes an [`Observation`] (the HPA, the target's scale, its pods and
 //! the metrics APIs' answers at an instant), the controller [`Settings`] and the HPA's [`Memory`],
 //! and returns a [`Plan`]; [`Plan::finish`] completes it once the scale write's outcome is known.
+//! [`Decision::recycle`] hands a read decision's buffers back ([`reuse`]), so a steady stream of
+//! decisions allocates nothing.
 //!
 //! Layout follows upstream's split: per-metric arithmetic in [`calculator`] (replica_calculator),
 //! metric-source dispatch in [`metric`], stabilization and rate limits in [`normalize`], and the
@@ -21,6 +23,7 @@ pub mod metric;
 pub mod metrics_api;
 pub mod normalize;
 pub mod quantity;
+pub mod reuse;
 pub mod selector;
 pub mod settings;
 pub mod time;

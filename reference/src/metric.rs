@@ -4,8 +4,9 @@
 //! wrapped one (what the reconcile returns).
 
 use k8s_openapi::api::autoscaling::v2::{
-    ContainerResourceMetricStatus, ExternalMetricStatus, MetricIdentifier, MetricSpec,
-    MetricStatus, MetricValueStatus, ObjectMetricStatus, PodsMetricStatus, ResourceMetricStatus,
+    ContainerResourceMetricStatus, CrossVersionObjectReference, ExternalMetricStatus,
+    MetricIdentifier, MetricSpec, MetricStatus, MetricValueStatus, ObjectMetricStatus,
+    PodsMetricStatus, ResourceMetricStatus,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -13,6 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use crate::calculator::{self, CalcContext, Reasoning};
 use crate::decide::ErrorOrigin;
 use crate::quantity;
+use crate::reuse;
 use crate::time::Time;
 use crate::view::{MetricReading, MetricValues};
 
@@ -56,11 +58,13 @@ fn fail(reason: &'static str, message: String, wrap: impl FnOnce(&str) -> String
 
 /// Formats a milli-value as a Quantity (DecimalSI; BinarySI for memory, like upstream).
 pub fn quantity_of(milli: i64, resource: Option<&str>) -> Quantity {
-    if resource == Some("memory") {
-        Quantity(quantity::format_milli_binary(milli))
-    } else {
-        Quantity(quantity::format_milli_decimal(milli))
-    }
+    reuse::quantity(|s| {
+        if resource == Some("memory") {
+            quantity::write_milli_binary(s, milli);
+        } else {
+            quantity::write_milli_decimal(s, milli);
+        }
+    })
 }
 
 fn milli(q: &Option<Quantity>) -> Option<Result<i64, String>> {
@@ -130,9 +134,9 @@ pub fn compute_metric(
             resource_generic(ctx, &src.target, &src.name, None, reading, spec_replicas)
                 .map(|(outcome, current)| MetricOutcome {
                     status: MetricStatus {
-                        type_: "Resource".into(),
+                        type_: reuse::text("Resource"),
                         resource: Some(ResourceMetricStatus {
-                            name: src.name.clone(),
+                            name: reuse::text(&src.name),
                             current,
                         }),
                         ..MetricStatus::default()
@@ -159,10 +163,10 @@ pub fn compute_metric(
             )
             .map(|(outcome, current)| MetricOutcome {
                 status: MetricStatus {
-                    type_: "ContainerResource".into(),
+                    type_: reuse::text("ContainerResource"),
                     container_resource: Some(ContainerResourceMetricStatus {
-                        name: src.name.clone(),
-                        container: src.container.clone(),
+                        name: reuse::text(&src.name),
+                        container: reuse::text(&src.container),
                         current,
                     }),
                     ..MetricStatus::default()
@@ -207,10 +211,10 @@ pub fn compute_metric(
                     .map_err(|e| fail("FailedGetPodsMetric", e, wrap))?;
             Ok(MetricOutcome {
                 replicas: p.replicas,
-                name: format!("pods metric {name}"),
+                name: reuse::format(format_args!("pods metric {name}")),
                 timestamp: p.timestamp,
                 status: MetricStatus {
-                    type_: "Pods".into(),
+                    type_: reuse::text("Pods"),
                     pods: Some(PodsMetricStatus {
                         metric: metric_id(&src.metric),
                         current: MetricValueStatus {
@@ -267,7 +271,7 @@ pub fn compute_metric(
                     .map_err(|e| fail("FailedGetObjectMetric", e, wrap))?;
                 Ok(MetricOutcome {
                     replicas: p.replicas,
-                    name: format!("{} metric {}", obj.kind, name),
+                    name: reuse::format(format_args!("{} metric {}", obj.kind, name)),
                     timestamp: p.timestamp,
                     status: object_status(
                         src,
@@ -430,7 +434,10 @@ fn unknown_source(spec: &MetricSpec) -> MetricFailure {
 }
 
 fn metric_id(m: &MetricIdentifier) -> MetricIdentifier {
-    m.clone()
+    MetricIdentifier {
+        name: reuse::text(&m.name),
+        selector: m.selector.clone(),
+    }
 }
 
 fn object_status(
@@ -438,9 +445,13 @@ fn object_status(
     current: MetricValueStatus,
 ) -> MetricStatus {
     MetricStatus {
-        type_: "Object".into(),
+        type_: reuse::text("Object"),
         object: Some(ObjectMetricStatus {
-            described_object: src.described_object.clone(),
+            described_object: CrossVersionObjectReference {
+                api_version: src.described_object.api_version.as_deref().map(reuse::text),
+                kind: reuse::text(&src.described_object.kind),
+                name: reuse::text(&src.described_object.name),
+            },
             metric: metric_id(&src.metric),
             current,
         }),
@@ -453,7 +464,7 @@ fn external_status(
     current: MetricValueStatus,
 ) -> MetricStatus {
     MetricStatus {
-        type_: "External".into(),
+        type_: reuse::text("External"),
         external: Some(ExternalMetricStatus {
             metric: metric_id(&src.metric),
             current,
@@ -502,7 +513,7 @@ fn resource_generic(
         return Ok((
             MetricOutcome {
                 replicas: p.replicas,
-                name: format!("{resource} resource"),
+                name: reuse::format(format_args!("{resource} resource")),
                 timestamp: p.timestamp,
                 status: MetricStatus::default(),
                 reasoning: p.reasoning,
@@ -525,9 +536,13 @@ fn resource_generic(
     )
     .map_err(|e| format!("failed to get {resource} utilization: {e}"))?;
     let name = if container.is_some() {
-        format!("{resource} container resource utilization (percentage of request)")
+        reuse::format(format_args!(
+            "{resource} container resource utilization (percentage of request)"
+        ))
     } else {
-        format!("{resource} resource utilization (percentage of request)")
+        reuse::format(format_args!(
+            "{resource} resource utilization (percentage of request)"
+        ))
     };
     let current = MetricValueStatus {
         average_utilization: Some(p.utilization),

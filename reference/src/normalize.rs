@@ -3,9 +3,11 @@
 //! (`normalizeDesiredReplicas`) and with it (`normalizeDesiredReplicasWithBehaviors`) — plus the
 //! scale-event bookkeeping that the behavior policies read.
 
-use k8s_openapi::api::autoscaling::v2::{HPAScalingRules, HorizontalPodAutoscalerBehavior};
+use k8s_openapi::api::autoscaling::v2::{
+    HPAScalingPolicy, HPAScalingRules, HorizontalPodAutoscalerBehavior,
+};
 
-use crate::defaults::{scale_down_rules, scale_up_rules};
+use crate::defaults::{scale_down_defaults, scale_up_defaults};
 use crate::gomath::go_i32;
 use crate::memory::{Memory, Recommendation, ScaleEvent};
 use crate::settings::Settings;
@@ -136,27 +138,33 @@ pub fn without_behavior(
     }
 }
 
-/// A direction's rules with API defaults and the controller's scale-down window filled in.
-struct Rules {
+/// A direction's rules with API defaults and the controller's scale-down window filled in,
+/// borrowed from the HPA (or the defaults) as [`crate::defaults`]'s `fill` would fill them.
+struct Rules<'a> {
     window_seconds: i64,
-    select_policy: String,
-    policies: Vec<(String, i32, i32)>,
+    select_policy: &'a str,
+    policies: &'a [HPAScalingPolicy],
 }
 
-impl Rules {
-    fn from(r: HPAScalingRules, default_window_seconds: i64) -> Rules {
+impl<'a> Rules<'a> {
+    fn of(
+        rules: Option<&'a HPAScalingRules>,
+        defaults: &'a HPAScalingRules,
+        default_window_seconds: i64,
+    ) -> Rules<'a> {
+        let policies = rules
+            .and_then(|r| r.policies.as_deref())
+            .or(defaults.policies.as_deref());
+        let select_policy = rules
+            .and_then(|r| r.select_policy.as_deref())
+            .or(defaults.select_policy.as_deref());
+        let window = rules
+            .and_then(|r| r.stabilization_window_seconds)
+            .or(defaults.stabilization_window_seconds);
         Rules {
-            window_seconds: r
-                .stabilization_window_seconds
-                .map(i64::from)
-                .unwrap_or(default_window_seconds),
-            select_policy: r.select_policy.unwrap_or_else(|| "Max".into()),
-            policies: r
-                .policies
-                .unwrap_or_default()
-                .into_iter()
-                .map(|p| (p.type_, p.value, p.period_seconds))
-                .collect(),
+            window_seconds: window.map(i64::from).unwrap_or(default_window_seconds),
+            select_policy: select_policy.unwrap_or("Max"),
+            policies: policies.unwrap_or_default(),
         }
     }
 }
@@ -183,11 +191,11 @@ fn scale_up_limit(now: Time, current: i32, memory: &Memory, rules: &Rules) -> i3
     }
     let min_change = rules.select_policy == "Min";
     let mut result = if min_change { i32::MAX } else { i32::MIN };
-    for (type_, value, period) in &rules.policies {
-        let start = period_start(now, current, *period, memory);
-        let proposed = match type_.as_str() {
-            "Pods" => start.wrapping_add(*value),
-            "Percent" => go_i32((f64::from(start) * (1.0 + f64::from(*value) / 100.0)).ceil()),
+    for p in rules.policies {
+        let start = period_start(now, current, p.period_seconds, memory);
+        let proposed = match p.type_.as_str() {
+            "Pods" => start.wrapping_add(p.value),
+            "Percent" => go_i32((f64::from(start) * (1.0 + f64::from(p.value) / 100.0)).ceil()),
             _ => continue,
         };
         result = if min_change {
@@ -205,12 +213,12 @@ fn scale_down_limit(now: Time, current: i32, memory: &Memory, rules: &Rules) -> 
     }
     let min_change = rules.select_policy == "Min";
     let mut result = if min_change { i32::MIN } else { i32::MAX };
-    for (type_, value, period) in &rules.policies {
-        let start = period_start(now, current, *period, memory);
-        let proposed = match type_.as_str() {
-            "Pods" => start.wrapping_sub(*value),
+    for p in rules.policies {
+        let start = period_start(now, current, p.period_seconds, memory);
+        let proposed = match p.type_.as_str() {
+            "Pods" => start.wrapping_sub(p.value),
             // Truncation toward zero, like Go's int32(float64).
-            "Percent" => go_i32(f64::from(start) * (1.0 - f64::from(*value) / 100.0)),
+            "Percent" => go_i32(f64::from(start) * (1.0 - f64::from(p.value) / 100.0)),
             _ => continue,
         };
         result = if min_change {
@@ -236,9 +244,10 @@ pub fn with_behavior(
     max: i32,
 ) -> Normalized {
     let default_down_window = settings.downscale_stabilization.as_secs() as i64;
-    let up = Rules::from(scale_up_rules(behavior.scale_up.as_ref()), 0);
-    let down = Rules::from(
-        scale_down_rules(behavior.scale_down.as_ref()),
+    let up = Rules::of(behavior.scale_up.as_ref(), scale_up_defaults(), 0);
+    let down = Rules::of(
+        behavior.scale_down.as_ref(),
+        scale_down_defaults(),
         default_down_window,
     );
 
@@ -322,28 +331,49 @@ pub fn store_scale_event(
     new: i32,
     now: Time,
 ) {
-    let Some(behavior) = behavior else {
-        return;
+    if let Some(behavior) = behavior {
+        record_scale_event(longest_periods(behavior), memory, previous, new, now);
+    }
+}
+
+/// The longest policy period of each direction, `(up, down)`, with API defaults: what
+/// [`record_scale_event`] needs of the behavior.
+pub fn longest_periods(behavior: &HorizontalPodAutoscalerBehavior) -> (i32, i32) {
+    let longest = |rules: Rules<'_>| {
+        rules
+            .policies
+            .iter()
+            .map(|p| p.period_seconds)
+            .max()
+            .unwrap_or(0)
     };
-    let (rules, events) = if new > previous {
-        (
-            scale_up_rules(behavior.scale_up.as_ref()),
-            &mut memory.scale_up_events,
-        )
+    (
+        longest(Rules::of(
+            behavior.scale_up.as_ref(),
+            scale_up_defaults(),
+            0,
+        )),
+        longest(Rules::of(
+            behavior.scale_down.as_ref(),
+            scale_down_defaults(),
+            0,
+        )),
+    )
+}
+
+/// [`store_scale_event`] given the [`longest_periods`] of the behavior.
+pub fn record_scale_event(
+    (longest_up, longest_down): (i32, i32),
+    memory: &mut Memory,
+    previous: i32,
+    new: i32,
+    now: Time,
+) {
+    let (longest, events) = if new > previous {
+        (longest_up, &mut memory.scale_up_events)
     } else {
-        (
-            scale_down_rules(behavior.scale_down.as_ref()),
-            &mut memory.scale_down_events,
-        )
+        (longest_down, &mut memory.scale_down_events)
     };
-    let longest = rules
-        .policies
-        .as_deref()
-        .unwrap_or_default()
-        .iter()
-        .map(|p| p.period_seconds)
-        .max()
-        .unwrap_or(0);
     let cutoff = now.minus_secs(i64::from(longest));
     for e in events.iter_mut() {
         if e.timestamp.before(cutoff) {

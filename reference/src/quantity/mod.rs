@@ -10,6 +10,8 @@
 //! All integer results are computed exactly on the decimal digits of the
 //! input; no floating point is involved in [`parse_milli`].
 
+use std::fmt::Write as _;
+
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 mod go;
@@ -313,8 +315,16 @@ fn decimal_suffix(exp10: i32) -> &'static str {
 /// The mantissa is the integer with the largest power-of-1000 factored out
 /// into the suffix.
 pub fn format_milli_decimal(milli: i64) -> String {
+    let mut s = String::new();
+    write_milli_decimal(&mut s, milli);
+    s
+}
+
+/// [`format_milli_decimal`] appended to `dst`.
+pub fn write_milli_decimal(dst: &mut String, milli: i64) {
     if milli == 0 {
-        return "0".to_owned();
+        dst.push('0');
+        return;
     }
     let mut mantissa = i128::from(milli);
     let mut exp10 = -3;
@@ -322,7 +332,7 @@ pub fn format_milli_decimal(milli: i64) -> String {
         mantissa /= 1000;
         exp10 += 3;
     }
-    format!("{mantissa}{}", decimal_suffix(exp10))
+    let _ = write!(dst, "{mantissa}{}", decimal_suffix(exp10));
 }
 
 /// Formats a milli-value in BinarySI the way apimachinery prints a quantity
@@ -334,9 +344,17 @@ pub fn format_milli_decimal(milli: i64) -> String {
 /// 1_024_500 -> `"1024500m"`). Other values use the largest power of 1024
 /// that divides them (2_000_000 -> `"2000"`, 1_536_000 -> `"1536"`).
 pub fn format_milli_binary(milli: i64) -> String {
+    let mut s = String::new();
+    write_milli_binary(&mut s, milli);
+    s
+}
+
+/// [`format_milli_binary`] appended to `dst`.
+pub fn write_milli_binary(dst: &mut String, milli: i64) {
     let value = i128::from(milli);
     if value.abs() < 1024 * 1000 || value % 1000 != 0 {
-        return format_milli_decimal(milli);
+        write_milli_decimal(dst, milli);
+        return;
     }
     let mut mantissa = value / 1000;
     let mut power = 0;
@@ -345,7 +363,7 @@ pub fn format_milli_binary(milli: i64) -> String {
         power += 1;
     }
     let suffix = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][power];
-    format!("{mantissa}{suffix}")
+    let _ = write!(dst, "{mantissa}{suffix}");
 }
 
 #[cfg(test)]
