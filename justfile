@@ -71,7 +71,8 @@ fuzz-upstream COUNT="8000" SEED="1": upstream
 # judged: .cargo/mutants.toml): a mutant is caught when a case fails on the core (tests/verdicts.rs,
 # the corpus's verdicts without snapshots). Long — about 990 mutants at 15-20 s each on 2 cores
 # (a rebuild of the harness per mutant), so not part of CI; extra arguments go to cargo-mutants,
-# e.g. `just mutants -f reference/src/normalize.rs` or `--iterate`. The baseline is skipped
+# e.g. `--iterate` (for one file narrow examine_globs in .cargo/mutants.toml: cargo-mutants adds
+# `-f` globs to the configuration's). The baseline is skipped
 # because cargo-mutants builds it from the mutated package's own tests; `just test` runs the corpus.
 mutants *ARGS:
     command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants@27.1.0
