@@ -62,13 +62,38 @@ impl Time {
     }
 }
 
+/// Whole microseconds of `d` (nanoseconds truncated), `i64::MAX` when they do not fit: the
+/// value of `i64::try_from(d.as_micros())`, without its 128-bit arithmetic.
 fn duration_micros(d: Duration) -> i64 {
-    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+    i64::try_from(d.as_secs())
+        .ok()
+        .and_then(|s| s.checked_mul(MICROS_PER_SEC))
+        .and_then(|m| m.checked_add(i64::from(d.subsec_micros())))
+        .unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn duration_micros_is_the_128_bit_value_or_max() {
+        for d in [
+            Duration::ZERO,
+            Duration::from_nanos(999),
+            Duration::from_nanos(1_999),
+            Duration::from_secs(300),
+            Duration::new(12, 345_678_901),
+            Duration::from_secs(9_223_372_036_854),
+            Duration::new(9_223_372_036_854, 775_807_999),
+            Duration::new(9_223_372_036_854, 775_808_000),
+            Duration::from_secs(u64::MAX),
+            Duration::MAX,
+        ] {
+            let want = i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
+            assert_eq!(duration_micros(d), want, "{d:?}");
+        }
+    }
 
     #[test]
     fn cutoffs_are_strict() {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::time::Time;
-use crate::view::{ConditionStatus, PodMetric, PodPhase, PodView};
+use crate::view::{ConditionStatus, PodMetric, PodPhase, PodView, name_order};
 
 /// How many pods fall in each group for one metric.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,7 +52,7 @@ impl PodOrder<'_> {
     /// `None` and the caller sorts an index with [`sorted_index`].
     pub fn of(pods: &[PodView]) -> Option<PodOrder<'static>> {
         pods.windows(2)
-            .all(|w| w[0].name < w[1].name)
+            .all(|w| name_order(&w[0].name, &w[1].name) == Ordering::Less)
             .then_some(PodOrder::Listed)
     }
 }
@@ -91,7 +91,7 @@ pub fn walk_pods<'p>(
         let pod = &pods[at];
         let mut sample = None;
         while let Some((name, s)) = iter.peek() {
-            match name.as_str().cmp(&pod.name) {
+            match name_order(name, &pod.name) {
                 Ordering::Less => {
                     visit(None, Some(s));
                     iter.next();

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::grouping::{Group, PodGroups, PodOrder, walk_pods};
-use super::requests::pod_request;
+use super::requests::{pod_request, request_of};
 use super::usage::{Tolerances, metric_usage_ratio, resource_utilization_ratio};
 use crate::gomath::{go_i32, go_i64};
 use crate::time::Time;
@@ -178,7 +178,7 @@ pub fn resource_replicas(
                 counted += 1;
                 return;
             };
-            let request = match pod_request(pod, container, resource, ctx.pod_level_resources) {
+            let request = match request_of(pod, container, resource, ctx.pod_level_resources) {
                 Ok(r) => r,
                 Err(_) => {
                     request_error = Some(request_error.map_or(at, |e| e.min(at)));

@@ -56,22 +56,48 @@ pub fn pod_request(
     resource: &str,
     pod_level_resources: bool,
 ) -> Result<i64, RequestError> {
-    let missing = |c: &str| RequestError::MissingRequest {
-        resource: resource.to_string(),
-        container: c.to_string(),
-        pod: pod.name.clone(),
-    };
+    request_of(pod, container, resource, pod_level_resources).map_err(|fault| match fault {
+        Fault::ContainerNotFound => RequestError::ContainerNotFound {
+            container: container.unwrap_or_default().to_string(),
+            pod: pod.name.clone(),
+        },
+        Fault::MissingRequest(c) => RequestError::MissingRequest {
+            resource: resource.to_string(),
+            container: c.to_string(),
+            pod: pod.name.clone(),
+        },
+        Fault::MissingPodLevelRequest => RequestError::MissingPodLevelRequest {
+            resource: resource.to_string(),
+            pod: pod.name.clone(),
+        },
+    })
+}
+
+/// Why a pod has no request: [`RequestError`] without its texts, so the per-pod walk carries a
+/// word instead of an error of owned strings (the texts are built for the one pod reported).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fault<'p> {
+    ContainerNotFound,
+    /// The named container lacks the request.
+    MissingRequest(&'p str),
+    MissingPodLevelRequest,
+}
+
+/// [`pod_request`]'s rule, with a [`Fault`] for an error.
+pub(crate) fn request_of<'p>(
+    pod: &'p PodView,
+    container: Option<&str>,
+    resource: &str,
+    pod_level_resources: bool,
+) -> Result<i64, Fault<'p>> {
     if let Some(name) = container {
         let c = pod
             .containers
             .iter()
             .chain(pod.sidecars.iter())
             .find(|c| c.name == name)
-            .ok_or_else(|| RequestError::ContainerNotFound {
-                container: name.to_string(),
-                pod: pod.name.clone(),
-            })?;
-        return c.get(resource).ok_or_else(|| missing(&c.name));
+            .ok_or(Fault::ContainerNotFound)?;
+        return c.get(resource).ok_or(Fault::MissingRequest(&c.name));
     }
     let pod_level = pod
         .pod_requests
@@ -90,16 +116,12 @@ pub fn pod_request(
                     .filter_map(|c| c.get(resource))
                     .reduce(i64::wrapping_add)
             };
-            own.or_else(aggregated)
-                .ok_or_else(|| RequestError::MissingPodLevelRequest {
-                    resource: resource.to_string(),
-                    pod: pod.name.clone(),
-                })
+            own.or_else(aggregated).ok_or(Fault::MissingPodLevelRequest)
         }
         None => {
             let mut sum = 0i64;
             for c in pod.containers.iter().chain(pod.sidecars.iter()) {
-                sum = sum.wrapping_add(c.get(resource).ok_or_else(|| missing(&c.name))?);
+                sum = sum.wrapping_add(c.get(resource).ok_or(Fault::MissingRequest(&c.name))?);
             }
             Ok(sum)
         }
