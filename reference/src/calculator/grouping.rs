@@ -80,15 +80,42 @@ pub fn walk_pods<'p>(
     now: Time,
     mut visit: impl FnMut(Option<(usize, &'p PodView, Group)>, Option<&PodMetric>),
 ) -> PodGroups {
+    let rules = Rules {
+        cpu: resource == Some("cpu"),
+        cpu_initialization_period,
+        initial_readiness_delay,
+        now,
+    };
+    // Listed pods are walked without indexing (no bounds check per pod and metric).
+    match order {
+        PodOrder::Listed => walk_in(pods.iter().enumerate(), samples, &rules, &mut visit),
+        PodOrder::Indexed(index) => walk_in(
+            index.iter().map(|&at| (at, &pods[at])),
+            samples,
+            &rules,
+            &mut visit,
+        ),
+    }
+}
+
+/// What decides a pod's group besides the pod and its sample.
+struct Rules {
+    cpu: bool,
+    cpu_initialization_period: Duration,
+    initial_readiness_delay: Duration,
+    now: Time,
+}
+
+/// [`walk_pods`] over `(index, pod)` pairs in name order.
+fn walk_in<'p>(
+    pods: impl Iterator<Item = (usize, &'p PodView)>,
+    samples: &BTreeMap<String, PodMetric>,
+    rules: &Rules,
+    visit: &mut impl FnMut(Option<(usize, &'p PodView, Group)>, Option<&PodMetric>),
+) -> PodGroups {
     let mut groups = PodGroups::default();
-    let cpu = resource == Some("cpu");
     let mut iter = samples.iter().peekable();
-    for k in 0..pods.len() {
-        let at = match order {
-            PodOrder::Listed => k,
-            PodOrder::Indexed(index) => index[k],
-        };
-        let pod = &pods[at];
+    for (at, pod) in pods {
         let mut sample = None;
         while let Some((name, s)) = iter.peek() {
             match name_order(name, &pod.name) {
@@ -117,13 +144,13 @@ pub fn walk_pods<'p>(
                     Group::Missing
                 }
                 Some(s)
-                    if cpu
+                    if rules.cpu
                         && cpu_unready(
                             pod,
                             s,
-                            cpu_initialization_period,
-                            initial_readiness_delay,
-                            now,
+                            rules.cpu_initialization_period,
+                            rules.initial_readiness_delay,
+                            rules.now,
                         ) =>
                 {
                     groups.unready += 1;

@@ -119,8 +119,12 @@ pub(crate) fn request_of<'p>(
             own.or_else(aggregated).ok_or(Fault::MissingPodLevelRequest)
         }
         None => {
+            // Two loops rather than a chained iterator: this runs per pod and metric.
             let mut sum = 0i64;
-            for c in pod.containers.iter().chain(pod.sidecars.iter()) {
+            for c in &pod.containers {
+                sum = sum.wrapping_add(c.get(resource).ok_or(Fault::MissingRequest(&c.name))?);
+            }
+            for c in &pod.sidecars {
                 sum = sum.wrapping_add(c.get(resource).ok_or(Fault::MissingRequest(&c.name))?);
             }
             Ok(sum)
