@@ -720,7 +720,9 @@ impl World {
         (labels, spec)
     }
 
-    /// Labels that match the target's selector (for its pods).
+    /// Labels that match the target's selector (for its pods): the first value of `in`/`=`, an
+    /// empty value for `key`, one above a `key>n` bound and one below a `key<n` bound; `!=`,
+    /// `notin` and `!key` hold when the label is absent.
     fn pod_labels(&self) -> BTreeMap<String, String> {
         let mut labels = BTreeMap::new();
         if let Ok(sel) = hpa_reference::selector::parse(&self.selector) {
@@ -732,7 +734,17 @@ impl World {
                     Requirement::Exists(k) => {
                         labels.insert(k, String::new());
                     }
-                    _ => {}
+                    Requirement::GreaterThan(k, bound) => {
+                        if let Some(v) = bound.parse::<i64>().ok().and_then(|b| b.checked_add(1)) {
+                            labels.insert(k, v.to_string());
+                        }
+                    }
+                    Requirement::LessThan(k, bound) => {
+                        if let Some(v) = bound.parse::<i64>().ok().and_then(|b| b.checked_sub(1)) {
+                            labels.insert(k, v.to_string());
+                        }
+                    }
+                    Requirement::NotIn(..) | Requirement::DoesNotExist(_) => {}
                 }
             }
         }
