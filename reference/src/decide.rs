@@ -608,10 +608,7 @@ pub fn decide_with(
             rescale_metric = metric_name_at(&plan.explanation, named_metric);
         }
         if desired > current {
-            reuse::give(std::mem::replace(
-                &mut rescale_reason,
-                reuse::format(format_args!("{rescale_metric} above target")),
-            ));
+            format_args!("{rescale_metric} above target").assign_to(&mut rescale_reason);
         }
         if desired < current {
             "All metrics below target".assign_to(&mut rescale_reason);

@@ -101,12 +101,6 @@ impl Text for String {
     }
 }
 
-impl Text for &String {
-    fn assign_to(self, dst: &mut String) {
-        self.as_str().assign_to(dst);
-    }
-}
-
 impl Text for fmt::Arguments<'_> {
     fn assign_to(self, dst: &mut String) {
         dst.clear();
