@@ -148,6 +148,24 @@ use hpa_conformance_tests::{root, run};
     "requests: {app",
     "invalid quantity \"2x\""
 )]
+#[case::rollout_that_can_never_start(
+    "      total: 5000m\n",
+    "      total: 5000m\n    rollout: {maxSurge: 0, maxUnavailable: '0%'}\n",
+    "rollout:",
+    "maxUnavailable may not be 0 when maxSurge is 0"
+)]
+#[case::rollout_percentage_out_of_range(
+    "      total: 5000m\n",
+    "      total: 5000m\n    rollout: {maxSurge: 150%}\n",
+    "rollout:",
+    "maxSurge is a count or a percentage from \"0%\" to \"100%\", not \"150%\""
+)]
+#[case::rollout_requests_a_resource_the_template_lacks(
+    "      total: 5000m\n",
+    "      total: 5000m\n    rollout: {requests: {app: {memory: 1Gi}}}\n",
+    "rollout:",
+    "the template's container \"app\" requests no memory; a rollout changes requests the old template has"
+)]
 #[case::memory_expectation_out_of_range(
     "    - t: 285\n",
     "    - t: 285\n      memory: {recommendations: [{replicas: 80, at: 99999999999}]}\n",

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::case::model::{
-    CaseFile, Container, ExpectAt, Expectations, Load, MetricError, MetricsMissing, PodChange,
-    PodTemplate, ScaleApi, SettingsOverrides, Source, Startup, TimelineEntry, Workload,
+    CaseFile, Container, ExpectAt, Expectations, IntOrPercent, Load, MetricError, MetricsMissing,
+    PodChange, PodTemplate, Rollout, ScaleApi, SettingsOverrides, Source, Startup, TimelineEntry,
+    Workload,
 };
 use crate::case::{Case, load_case_text};
 use crate::profile::Profile;
@@ -385,7 +386,7 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
             at,
             ..TimelineEntry::default()
         };
-        let which = rng.range(0, 10);
+        let which = rng.range(0, 11);
         let i = rng.range(0, kinds.len() as i64 - 1) as usize;
         match which {
             0..=3 => e.load = Some(random_load(&keys[i], kinds[i], rng, edge)),
@@ -413,6 +414,20 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
                 })
             }
             7 => e.set_replicas = Some(rng.range(0, max + 2) as i32),
+            10 => {
+                // A rolling update (maxUnavailable ≥ 1, so it can always start).
+                e.rollout = Some(Rollout {
+                    max_surge: Some(IntOrPercent::Int(rng.range(0, 3) as u32)),
+                    max_unavailable: Some(if rng.chance(0.5) {
+                        IntOrPercent::Int(rng.range(1, 2) as u32)
+                    } else {
+                        IntOrPercent::Percent("50%".into())
+                    }),
+                    min_ready_seconds: rng.range(0, 45) as u32,
+                    termination_seconds: Some(rng.range(0, 45) as u32),
+                    requests: None,
+                })
+            }
             8 => {
                 e.scale_api = Some(ScaleApi {
                     update_error: rng.chance(0.5).then(|| {
@@ -485,6 +500,7 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
             metric_window_seconds: None,
             also_selected_by: Vec::new(),
             fixed_pods: false,
+            listed_newest_first: rng.chance(0.2),
         },
         timeline,
         duration_seconds: Some(duration as u32),

@@ -700,6 +700,7 @@ pub fn run_case_judged(
             world.apply(timeline[applied], t);
             applied += 1;
         }
+        world.advance(t);
         let before = world.replicas();
         let pods = world.pod_counts(t);
         let snapshot = world.snapshot(t);

@@ -500,6 +500,7 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
             metric_window_seconds: None,
             also_selected_by: Vec::new(),
             fixed_pods: false,
+            listed_newest_first: false,
         },
         timeline,
         duration_seconds: Some(inputs.duration.unwrap_or(last.saturating_add(300))),

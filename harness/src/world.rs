@@ -30,7 +30,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::case::Case;
-use crate::case::model::{Load, Phase, PodChange, TimelineEntry};
+use crate::case::model::{IntOrPercent, Load, Phase, PodChange, Rollout, TimelineEntry};
 
 /// The most pods (replicas) the simulated world holds.
 pub const MAX_PODS: i32 = 10_000;
@@ -91,6 +91,19 @@ struct SimPod {
     deleted: bool,
     /// Requests that differ from the template: container name → (resource, milli-value).
     requests: BTreeMap<String, BTreeMap<String, i64>>,
+    /// The template revision it was made from (0 before any rollout).
+    revision: u32,
+    /// Replaced by a rollout: terminating since the first time, gone at the second.
+    terminating: Option<(i64, i64)>,
+}
+
+/// A rolling update in progress: the Deployment's strategy (README "world model").
+#[derive(Debug, Clone)]
+struct RolloutState {
+    max_surge: IntOrPercent,
+    max_unavailable: IntOrPercent,
+    min_ready: i64,
+    termination: i64,
 }
 
 #[derive(Debug, Clone)]
@@ -147,6 +160,8 @@ pub struct World {
     pod_requests: Option<Vec<(String, i64)>>,
     /// Pods that stop being active are not replaced (`workload.fixedPods`).
     fixed_pods: bool,
+    /// The snapshot lists pods newest first (`workload.listedNewestFirst`).
+    newest_first: bool,
     pending_seconds: i64,
     ready_after: i64,
     hot_cpu: Option<(i64, i64)>,
@@ -168,6 +183,9 @@ pub struct World {
     hpa_written: HorizontalPodAutoscaler,
     also_selected_by: Vec<String>,
     kinds: BTreeMap<String, MetricKind>,
+    /// The pod template's revision: new pods are made from it.
+    revision: u32,
+    rollout: Option<RolloutState>,
 }
 
 /// The containers of a template list with their requests in milli-units.
@@ -232,6 +250,7 @@ impl World {
             containers,
             pod_requests: w.pod.requests.as_ref().map(requests),
             fixed_pods: w.fixed_pods,
+            newest_first: w.listed_newest_first,
             pending_seconds: i64::from(w.startup.pending_seconds),
             ready_after: i64::from(w.startup.ready_after_seconds),
             hot_cpu: w
@@ -254,6 +273,8 @@ impl World {
             hpa_written: case.file.hpa.clone(),
             also_selected_by: w.also_selected_by.clone(),
             kinds,
+            revision: 0,
+            rollout: None,
         };
         // The loader checked 0 ≤ replicas ≤ MAX_PODS.
         for _ in 0..w.replicas.clamp(0, MAX_PODS) {
@@ -272,6 +293,8 @@ impl World {
             no_ready_condition: false,
             deleted: false,
             requests: BTreeMap::new(),
+            revision: self.revision,
+            terminating: None,
         });
         self.next_seq += 1;
     }
@@ -347,21 +370,9 @@ impl World {
                 self.add_pod(t, false);
             }
         } else if active.len() > want {
-            // ReplicaSet ranking: pending first, then not ready, then newest.
-            let mut ranked = active;
-            ranked.sort_by_key(|i| {
-                let p = &self.pods[*i];
-                let pending = self.phase_at(p, t) == Phase::Pending;
-                let ready = self.ready_at(p, t).0;
-                (
-                    !pending,
-                    ready,
-                    std::cmp::Reverse(p.created),
-                    std::cmp::Reverse(*i),
-                )
-            });
-            let excess = ranked.len() - want;
-            let remove: BTreeSet<usize> = ranked.into_iter().take(excess).collect();
+            // ReplicaSet ranking (older revisions first during a rollout).
+            let excess = active.len() - want;
+            let remove: BTreeSet<usize> = self.ranked(active, t).into_iter().take(excess).collect();
             let mut i = 0;
             self.pods.retain(|_| {
                 let keep = !remove.contains(&i);
@@ -370,6 +381,147 @@ impl World {
             });
         }
         Ok(())
+    }
+
+    /// Pods in the order a ReplicaSet removes them: pending first, then not ready, then newest;
+    /// during a rollout, pods of older revisions before those of the new one.
+    fn ranked(&self, mut pods: Vec<usize>, t: i64) -> Vec<usize> {
+        pods.sort_by_key(|i| {
+            let p = &self.pods[*i];
+            let pending = self.phase_at(p, t) == Phase::Pending;
+            let ready = self.ready_at(p, t).0;
+            (
+                p.revision,
+                !pending,
+                ready,
+                std::cmp::Reverse(p.created),
+                std::cmp::Reverse(*i),
+            )
+        });
+        pods
+    }
+
+    /// Starts a rolling update at `t`: a new template revision (with the rollout's requests;
+    /// the old pods keep the old template's), carried out by [`World::advance`].
+    fn start_rollout(&mut self, r: &Rollout, t: i64) {
+        self.revision += 1;
+        for (container, reqs) in r.requests.iter().flatten() {
+            for (resource, milli) in requests(reqs) {
+                let template = self
+                    .containers
+                    .iter_mut()
+                    .chain(self.sidecars.iter_mut())
+                    .chain(self.init_containers.iter_mut())
+                    .find(|c| &c.name == container);
+                // The loader checked the container exists and requests the resource.
+                let Some(template) = template else { continue };
+                let Some(slot) = template.requests.iter_mut().find(|(n, _)| *n == resource) else {
+                    continue;
+                };
+                let old = std::mem::replace(&mut slot.1, milli);
+                for p in self.pods.iter_mut().filter(|p| p.revision < self.revision) {
+                    p.requests
+                        .entry(container.clone())
+                        .or_default()
+                        .entry(resource.clone())
+                        .or_insert(old);
+                }
+            }
+        }
+        self.rollout = Some(RolloutState {
+            max_surge: r
+                .max_surge
+                .clone()
+                .unwrap_or(IntOrPercent::Percent("25%".into())),
+            max_unavailable: r
+                .max_unavailable
+                .clone()
+                .unwrap_or(IntOrPercent::Percent("25%".into())),
+            min_ready: i64::from(r.min_ready_seconds),
+            termination: i64::from(r.termination_seconds.unwrap_or(30)),
+        });
+        self.advance(t);
+    }
+
+    /// Whether a pod counts as available at `t`: Running, Ready, not deleting, and (during a
+    /// rollout) Ready for the rollout's `minReadySeconds`.
+    fn available(&self, p: &SimPod, t: i64) -> bool {
+        let min_ready = self.rollout.as_ref().map_or(0, |r| r.min_ready);
+        self.serving(p, t) && t - self.ready_at(p, t).1 >= min_ready
+    }
+
+    /// What happens between ticks without a timeline entry: pods a rollout replaced finish
+    /// terminating, and a rollout in progress moves on as a Deployment's does — new-revision
+    /// pods while the total stays within `spec.replicas + maxSurge`, old pods terminating while
+    /// the available ones stay at least `spec.replicas − maxUnavailable` — until no old pod is
+    /// left. Called at every tick before the target looks.
+    pub fn advance(&mut self, t: i64) {
+        self.pods
+            .retain(|p| p.terminating.is_none_or(|(_, gone)| t < gone));
+        let Some(r) = self.rollout.clone() else {
+            return;
+        };
+        let spec = self.replicas;
+        let mut surge = r.max_surge.pods(spec, true);
+        let mut unavailable = r.max_unavailable.pods(spec, false);
+        if surge == 0 && unavailable == 0 {
+            unavailable = 1;
+        }
+        surge = surge.min(MAX_PODS);
+        loop {
+            let live: Vec<usize> = (0..self.pods.len())
+                .filter(|i| self.active(&self.pods[*i], t))
+                .collect();
+            let (new, old): (Vec<usize>, Vec<usize>) = live
+                .iter()
+                .partition(|i| self.pods[**i].revision == self.revision);
+            if old.is_empty() {
+                // The new revision takes the whole count, and the rollout is complete.
+                for _ in live.len()..spec.max(0) as usize {
+                    self.add_pod(t, false);
+                }
+                self.rollout = None;
+                return;
+            }
+            let total = live.len() as i32;
+            let grow = (spec + surge - total).min(spec - new.len() as i32);
+            if grow > 0 {
+                for _ in 0..grow {
+                    self.add_pod(t, false);
+                }
+                continue;
+            }
+            // The Deployment controller's scale-down of old pods: first unavailable old pods, as
+            // many as the budget allows; then available ones down to the minimum available.
+            let min_available = spec - unavailable;
+            let new_unavailable = new
+                .iter()
+                .filter(|i| !self.available(&self.pods[**i], t))
+                .count() as i32;
+            let budget = total - min_available - new_unavailable;
+            if budget <= 0 {
+                return;
+            }
+            let (healthy, unhealthy): (Vec<usize>, Vec<usize>) =
+                old.iter().partition(|i| self.available(&self.pods[**i], t));
+            let available = live
+                .iter()
+                .filter(|i| self.available(&self.pods[**i], t))
+                .count() as i32;
+            let cleanup = self.ranked(unhealthy, t).into_iter().take(budget as usize);
+            let scale_down = self
+                .ranked(healthy, t)
+                .into_iter()
+                .take((available - min_available).max(0) as usize);
+            let go: Vec<usize> = cleanup.chain(scale_down).collect();
+            if go.is_empty() {
+                return;
+            }
+            for i in go {
+                self.pods[i].deleted = true;
+                self.pods[i].terminating = Some((t, t + r.termination));
+            }
+        }
     }
 
     fn pick(&self, ordinals: &Option<Vec<usize>>, newest: Option<usize>, all: bool) -> Vec<usize> {
@@ -534,6 +686,9 @@ impl World {
             // The loader checked 0 ≤ setReplicas ≤ MAX_PODS.
             let _ = self.set_replicas(r.clamp(0, MAX_PODS), t);
         }
+        if let Some(r) = &e.rollout {
+            self.start_rollout(r, t);
+        }
         if e.hpa_patch.is_some() {
             // The loader checked every patched manifest; keep the status the target wrote.
             let status = self.hpa.status.take();
@@ -651,7 +806,9 @@ impl World {
                 name: Some(p.name.clone()),
                 namespace: self.hpa.metadata.namespace.clone(),
                 labels: Some(labels.clone()),
-                deletion_timestamp: p.deleted.then(|| kube_time(instant(t))),
+                deletion_timestamp: p
+                    .deleted
+                    .then(|| kube_time(instant(p.terminating.map_or(t, |(since, _)| since)))),
                 ..ObjectMeta::default()
             },
             spec: Some(PodSpec {
@@ -715,6 +872,8 @@ impl World {
             no_ready_condition: false,
             deleted: false,
             requests: BTreeMap::new(),
+            revision: self.revision,
+            terminating: None,
         };
         let spec = self.pod_object(&probe, 0, &labels).spec.unwrap_or_default();
         (labels, spec)
@@ -935,17 +1094,21 @@ impl World {
                 }),
             }),
         };
+        let mut pods: Vec<Pod> = self
+            .pods
+            .iter()
+            .map(|p| self.pod_object(p, t, &labels))
+            .collect();
+        if self.newest_first {
+            pods.reverse();
+        }
         Snapshot {
             t,
             now: instant(t),
             hpa: self.hpa.clone(),
             scale,
             scale_update_error: self.update_scale_error.clone(),
-            pods: self
-                .pods
-                .iter()
-                .map(|p| self.pod_object(p, t, &labels))
-                .collect(),
+            pods,
             metrics: self.metrics_apis(t),
             other_hpas_selecting_pods: self
                 .also_selected_by

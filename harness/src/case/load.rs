@@ -17,7 +17,7 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use super::discover::regular_file;
 use super::features::{Feature, features_needed};
 use super::gates::{GateUse, gates_used};
-use super::model::{CaseFile, Load};
+use super::model::{CaseFile, IntOrPercent, Load};
 use crate::world::{MAX_PODS, MAX_VIRTUAL_SECONDS};
 use crate::yaml::{self, Index, Pos};
 
@@ -561,6 +561,69 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                 }
                 for (r, q) in reqs {
                     c.amount(&format!("{place}.{r}"), q)?;
+                }
+            }
+        }
+        if let Some(r) = &e.rollout {
+            let here = format!("{at}.rollout");
+            if file.workload.fixed_pods {
+                return Err(c.err(
+                    &here,
+                    "a rolling update creates and removes pods, which workload.fixedPods forbids",
+                ));
+            }
+            let surge = r.max_surge.as_ref();
+            let unavailable = r.max_unavailable.as_ref();
+            for (field, v) in [("maxSurge", surge), ("maxUnavailable", unavailable)] {
+                if let Some(IntOrPercent::Percent(p)) = v
+                    && IntOrPercent::percent(p).is_none()
+                {
+                    return Err(c.err(
+                        &format!("{here}.{field}"),
+                        format!(
+                            "{field} is a count or a percentage from \"0%\" to \"100%\", not {p:?}"
+                        ),
+                    ));
+                }
+            }
+            let zero = |v: Option<&IntOrPercent>| match v {
+                Some(IntOrPercent::Int(n)) => *n == 0,
+                Some(IntOrPercent::Percent(p)) => IntOrPercent::percent(p) == Some(0),
+                None => false,
+            };
+            if zero(surge) && zero(unavailable) {
+                return Err(c.err(
+                    &format!("{here}.maxUnavailable"),
+                    "maxUnavailable may not be 0 when maxSurge is 0 (a Deployment refuses it: the rollout could never start)",
+                ));
+            }
+            for (name, reqs) in r.requests.iter().flatten() {
+                let place = format!("{here}.requests.{name}");
+                if !template_names.contains(&name.as_str()) {
+                    return Err(c.err(
+                        &place,
+                        format!(
+                            "requests for container {name:?}, which is not in the pod template (containers, sidecars and init containers: {})",
+                            template_names.join(", ")
+                        ),
+                    ));
+                }
+                let template = file
+                    .workload
+                    .pod
+                    .containers
+                    .iter()
+                    .chain(&file.workload.pod.sidecars)
+                    .chain(&file.workload.pod.init_containers)
+                    .find(|t| &t.name == name);
+                for (res, q) in reqs {
+                    c.amount(&format!("{place}.{res}"), q)?;
+                    if !template.is_some_and(|t| t.requests.contains_key(res)) {
+                        return Err(c.err(
+                            &format!("{place}.{res}"),
+                            format!("the template's container {name:?} requests no {res}; a rollout changes requests the old template has"),
+                        ));
+                    }
                 }
             }
         }

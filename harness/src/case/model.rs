@@ -176,6 +176,11 @@ pub struct Workload {
     /// newest, through the start-up model) for each active pod short of `spec.replicas`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fixed_pods: bool,
+    /// The target is shown the pods newest first instead of oldest first (a lister's cache
+    /// promises no order; upstream pairs pods and samples by name). Ordinals still count oldest
+    /// first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub listed_newest_first: bool,
 }
 
 /// The pod template: containers and their requests.
@@ -276,6 +281,79 @@ pub struct TimelineEntry {
     /// manifest as written, then defaulted and validated again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hpa_patch: Option<serde_json::Value>,
+    /// Start a rolling update of the workload (a new pod template revision), carried out by the
+    /// world at every tick as a Deployment's RollingUpdate strategy does: surge pods of the new
+    /// revision, old pods terminating once enough new ones are available.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<Rollout>,
+}
+
+/// A rolling update (README "world model", rolling updates). A rollout started while another
+/// runs replaces it: the pods of every earlier revision are then old.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Rollout {
+    /// Pods above `spec.replicas` during the update: a count or a percentage of `spec.replicas`
+    /// rounded up (default `25%`, as a Deployment's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_surge: Option<IntOrPercent>,
+    /// Pods below `spec.replicas` that may be unavailable: a count or a percentage rounded down
+    /// (default `25%`). Not 0 when `maxSurge` is 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<IntOrPercent>,
+    /// A new pod counts as available once Ready for this long (the Deployment's
+    /// `minReadySeconds`, default 0).
+    #[serde(default)]
+    #[schemars(range(max = 86_400))]
+    pub min_ready_seconds: u32,
+    /// How long a replaced pod stays listed, Running and terminating (`deletionTimestamp` set)
+    /// before it is gone (default 30, the default `terminationGracePeriodSeconds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(max = 86_400))]
+    pub termination_seconds: Option<u32>,
+    /// Requests of the new revision that differ from the old template, by container (or
+    /// sidecar) name and resource, e.g. `{app: {cpu: 750m}}`; old pods keep theirs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<BTreeMap<String, BTreeMap<String, String>>>,
+}
+
+/// A count or a percentage (`"25%"`), as a Deployment's `maxSurge` and `maxUnavailable`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum IntOrPercent {
+    /// A number of pods.
+    Int(u32),
+    /// A percentage of `spec.replicas`, written `"N%"`.
+    Percent(String),
+}
+
+impl IntOrPercent {
+    /// The N of `"N%"` when it is a percentage from 0 to 100.
+    pub fn percent(s: &str) -> Option<u32> {
+        let n = s.strip_suffix('%')?;
+        if n.is_empty() || n.len() > 3 || !n.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        n.parse().ok().filter(|p| *p <= 100)
+    }
+
+    /// Pods for `replicas`: a count as it is, a percentage of `replicas` rounded up or down (as
+    /// the Deployment controller resolves `maxSurge` and `maxUnavailable`). The loader refuses
+    /// a percentage [`IntOrPercent::percent`] does not read.
+    pub fn pods(&self, replicas: i32, round_up: bool) -> i32 {
+        match self {
+            IntOrPercent::Int(n) => i32::try_from(*n).unwrap_or(i32::MAX),
+            IntOrPercent::Percent(s) => {
+                let part = i64::from(replicas.max(0)) * i64::from(Self::percent(s).unwrap_or(0));
+                let pods = if round_up {
+                    (part + 99) / 100
+                } else {
+                    part / 100
+                };
+                i32::try_from(pods).unwrap_or(i32::MAX)
+            }
+        }
+    }
 }
 
 /// The load of one metric. Give exactly one of `total`, `perPod`, `pods`, `value`, `series`.

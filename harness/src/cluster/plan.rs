@@ -271,6 +271,12 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
                 e.at
             ));
         }
+        if e.rollout.is_some() {
+            return Err(format!(
+                "rolls the workload out at t={} (the lane does not mirror the world's rollout to a cluster's Deployment yet)",
+                e.at
+            ));
+        }
         if e.status_replicas.is_some() {
             return Err(format!(
                 "overrides the scale's status.replicas at t={}, which the workload controller owns on a cluster",
