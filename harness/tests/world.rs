@@ -1,5 +1,6 @@
 //! The simulated world's workload controller: pods that stop being active are replaced at once,
-//! as a ReplicaSet does, unless the case keeps a fixed pod list (`workload.fixedPods`).
+//! as a ReplicaSet does, unless the case keeps a fixed pod list (`workload.fixedPods`); a
+//! `rollout` is carried out as a Deployment's RollingUpdate strategy.
 
 use std::path::PathBuf;
 
@@ -85,38 +86,26 @@ fn a_fixed_pod_list_keeps_them_unreplaced() {
     assert_eq!(names, ["web-0000", "web-0001", "web-0002", "web-0003"]);
 }
 
-const ROLLOUT: &str = r#"name: rollout
-title: a rolling update of 4 pods
-source: {reason: world model test}
-hpa:
-  apiVersion: autoscaling/v2
-  kind: HorizontalPodAutoscaler
-  metadata: {name: web, namespace: default}
-  spec:
-    scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-    minReplicas: 1
-    maxReplicas: 10
-    metrics:
-    - type: Resource
-      resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}
-workload:
-  replicas: 4
-  pod: {containers: [{name: app, requests: {cpu: '1'}}]}
-  startup: {readyAfterSeconds: 20}
-timeline:
-- at: 0
-  rollout: STRATEGY
-durationSeconds: 300
-expect: {}
-"#;
+/// [`CASE`]'s HPA and workload with a rollout at t=0 (`STRATEGY` stands for the rollout entry)
+/// and new pods Ready 20 s after their start.
+fn rollout_case(strategy: &str) -> String {
+    let head = &CASE[..CASE.find("  startup:").expect("startup line")];
+    format!(
+        "{}  startup: {{readyAfterSeconds: 20}}\ntimeline:\n- at: 0\n  rollout: {strategy}\ndurationSeconds: 300\nexpect: {{}}\n",
+        head.replace("name: replacement", "name: rollout").replace(
+            "title: a deleted and a failed pod are replaced",
+            "title: a rolling update of 4 pods"
+        )
+    )
+}
 
 /// A pod as the target sees it: (name, deleting since, CPU request).
 type PodView = (String, Option<String>, String);
 
-/// The world of [`ROLLOUT`] with `strategy`, run tick by tick (15 s) up to `until`, calling
+/// The world of [`rollout_case`] with `strategy`, run tick by tick (15 s) up to `until`, calling
 /// `between` at each tick after the world has moved on.
 fn rollout_until(strategy: &str, until: i64, between: impl Fn(&mut World, i64)) -> World {
-    let text = ROLLOUT.replace("STRATEGY", strategy);
+    let text = rollout_case(strategy);
     let case = load_case_text(&PathBuf::from("rollout.yaml"), &text).expect("case");
     let mut world = World::new(&case);
     let mut t = 0;

@@ -220,6 +220,32 @@ pub fn metric_key(m: &k8s_openapi::api::autoscaling::v2::MetricSpec) -> String {
     .unwrap_or_default()
 }
 
+/// Requests by container (`pods.requests`, `rollout.requests`): every container is one of the pod
+/// template's, every amount a quantity.
+fn check_requests(
+    c: &Checker<'_>,
+    at: &str,
+    requests: &BTreeMap<String, BTreeMap<String, String>>,
+    template_names: &[&str],
+) -> Result<(), LoadError> {
+    for (name, reqs) in requests {
+        let place = format!("{at}.{name}");
+        if !template_names.contains(&name.as_str()) {
+            return Err(c.err(
+                &place,
+                format!(
+                    "requests for container {name:?}, which is not in the pod template (containers, sidecars and init containers: {})",
+                    template_names.join(", ")
+                ),
+            ));
+        }
+        for (r, q) in reqs {
+            c.amount(&format!("{place}.{r}"), q)?;
+        }
+    }
+    Ok(())
+}
+
 fn check_load(
     c: &Checker<'_>,
     at: &str,
@@ -548,20 +574,13 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                     "a pod without a Ready condition has no Ready status: drop `ready` or `readySince`",
                 ));
             }
-            for (name, reqs) in p.requests.iter().flatten() {
-                let place = format!("{at}.pods.requests.{name}");
-                if !template_names.contains(&name.as_str()) {
-                    return Err(c.err(
-                        &place,
-                        format!(
-                            "requests for container {name:?}, which is not in the pod template (containers, sidecars and init containers: {})",
-                            template_names.join(", ")
-                        ),
-                    ));
-                }
-                for (r, q) in reqs {
-                    c.amount(&format!("{place}.{r}"), q)?;
-                }
+            if let Some(requests) = &p.requests {
+                check_requests(
+                    &c,
+                    &format!("{at}.pods.requests"),
+                    requests,
+                    &template_names,
+                )?;
             }
         }
         if let Some(r) = &e.rollout {
@@ -597,32 +616,25 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                     "maxUnavailable may not be 0 when maxSurge is 0 (a Deployment refuses it: the rollout could never start)",
                 ));
             }
-            for (name, reqs) in r.requests.iter().flatten() {
-                let place = format!("{here}.requests.{name}");
-                if !template_names.contains(&name.as_str()) {
-                    return Err(c.err(
-                        &place,
-                        format!(
-                            "requests for container {name:?}, which is not in the pod template (containers, sidecars and init containers: {})",
-                            template_names.join(", ")
-                        ),
-                    ));
-                }
-                let template = file
-                    .workload
-                    .pod
-                    .containers
-                    .iter()
-                    .chain(&file.workload.pod.sidecars)
-                    .chain(&file.workload.pod.init_containers)
-                    .find(|t| &t.name == name);
-                for (res, q) in reqs {
-                    c.amount(&format!("{place}.{res}"), q)?;
-                    if !template.is_some_and(|t| t.requests.contains_key(res)) {
-                        return Err(c.err(
-                            &format!("{place}.{res}"),
-                            format!("the template's container {name:?} requests no {res}; a rollout changes requests the old template has"),
-                        ));
+            if let Some(requests) = &r.requests {
+                let place = format!("{here}.requests");
+                check_requests(&c, &place, requests, &template_names)?;
+                for (name, reqs) in requests {
+                    let template = file
+                        .workload
+                        .pod
+                        .containers
+                        .iter()
+                        .chain(&file.workload.pod.sidecars)
+                        .chain(&file.workload.pod.init_containers)
+                        .find(|t| &t.name == name);
+                    for res in reqs.keys() {
+                        if !template.is_some_and(|t| t.requests.contains_key(res)) {
+                            return Err(c.err(
+                                &format!("{place}.{name}.{res}"),
+                                format!("the template's container {name:?} requests no {res}; a rollout changes requests the old template has"),
+                            ));
+                        }
                     }
                 }
             }
