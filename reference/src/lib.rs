@@ -1,7 +1,7 @@
 //! hpa-reference: the reference Horizontal Pod Autoscaler.
 //!
 //! A pure decision core — no IO, no clock, no async — with upstream Kubernetes' exact arithmetic
-//! (Kubernetes 1.36). [`decide`] takes an [`Observation`] (the HPA, the target's scale, its pods and
+//! (Kubernetes 1.36). [`decide()`] takes an [`Observation`] (the HPA, the target's scale, its pods and
 //! the metrics APIs' answers at an instant), the controller [`Settings`] and the HPA's [`Memory`],
 //! and returns a [`Plan`]; [`Plan::finish`] completes it once the scale write's outcome is known.
 //! [`Decision::recycle`] hands a read decision's buffers back ([`reuse`]), so a steady stream of
@@ -9,7 +9,7 @@
 //!
 //! Layout follows upstream's split: per-metric arithmetic in [`calculator`] (replica_calculator),
 //! metric-source dispatch in [`metric`], stabilization and rate limits in [`normalize`], and the
-//! reconcile flow with its conditions and events in [`decide`].
+//! reconcile flow with its conditions and events in [`mod@decide`].
 
 pub mod calculator;
 pub mod conditions;
