@@ -401,9 +401,9 @@ impl World {
         pods
     }
 
-    /// Starts a rolling update at `t`: a new template revision (with the rollout's requests;
-    /// the old pods keep the old template's), carried out by [`World::advance`].
-    fn start_rollout(&mut self, r: &Rollout, t: i64) {
+    /// Starts a rolling update: a new template revision (with the rollout's requests; the old
+    /// pods keep the old template's), carried out from this tick on by [`World::advance`].
+    fn start_rollout(&mut self, r: &Rollout) {
         self.revision += 1;
         for (container, reqs) in r.requests.iter().flatten() {
             for (resource, milli) in requests(reqs) {
@@ -440,7 +440,6 @@ impl World {
             min_ready: i64::from(r.min_ready_seconds),
             termination: i64::from(r.termination_seconds.unwrap_or(30)),
         });
-        self.advance(t);
     }
 
     /// Whether a pod counts as available at `t`: Running, Ready, not deleting, and (during a
@@ -687,7 +686,7 @@ impl World {
             let _ = self.set_replicas(r.clamp(0, MAX_PODS), t);
         }
         if let Some(r) = &e.rollout {
-            self.start_rollout(r, t);
+            self.start_rollout(r);
         }
         if e.hpa_patch.is_some() {
             // The loader checked every patched manifest; keep the status the target wrote.

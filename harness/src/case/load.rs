@@ -481,14 +481,15 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
 
     // Timeline.
     let keys = metric_keys(&hpa);
-    let template_names: Vec<&str> = w
+    // The pod template's containers, sidecars and init containers.
+    let template: Vec<&super::model::Container> = w
         .pod
         .containers
         .iter()
         .chain(&w.pod.sidecars)
         .chain(&w.pod.init_containers)
-        .map(|c| c.name.as_str())
         .collect();
+    let template_names: Vec<&str> = template.iter().map(|c| c.name.as_str()).collect();
     let container_names: Vec<&str> = w
         .pod
         .containers
@@ -620,16 +621,9 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                 let place = format!("{here}.requests");
                 check_requests(&c, &place, requests, &template_names)?;
                 for (name, reqs) in requests {
-                    let template = file
-                        .workload
-                        .pod
-                        .containers
-                        .iter()
-                        .chain(&file.workload.pod.sidecars)
-                        .chain(&file.workload.pod.init_containers)
-                        .find(|t| &t.name == name);
+                    let container = template.iter().find(|t| &t.name == name);
                     for res in reqs.keys() {
-                        if !template.is_some_and(|t| t.requests.contains_key(res)) {
+                        if !container.is_some_and(|t| t.requests.contains_key(res)) {
                             return Err(c.err(
                                 &format!("{place}.{name}.{res}"),
                                 format!("the template's container {name:?} requests no {res}; a rollout changes requests the old template has"),
