@@ -82,7 +82,7 @@ func Serve(in io.Reader, out io.Writer, impl Implementation) error {
 	r := bufio.NewReaderSize(in, 1<<20)
 	w := bufio.NewWriter(out)
 	write := func(v any) error {
-		b, err := json.Marshal(v)
+		b, err := protocol.Encode(v)
 		if err != nil {
 			return err
 		}
@@ -134,7 +134,7 @@ func Serve(in io.Reader, out io.Writer, impl Implementation) error {
 				return errors.New("tick before start")
 			}
 			var tick protocol.Tick
-			if err := json.Unmarshal(line, &tick); err != nil {
+			if err := protocol.Decode(line, &tick); err != nil {
 				return fmt.Errorf("tick: %w", err)
 			}
 			if err := tick.Complete(prev); err != nil {

@@ -170,7 +170,7 @@ func TestAnIdleTickAnswersNoScaleTheStatusAsItWasAndNoEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2 || lines[1] != `{"kind":"result","t":15,"scaledTo":null,"status":{"currentMetrics":null,"currentReplicas":2,"desiredReplicas":2},"events":[]}` {
+	if len(lines) != 2 || lines[1] != `{"kind":"result","t":15,"scaledTo":null,"status":{"currentReplicas":2,"desiredReplicas":2,"currentMetrics":null},"events":[]}` {
 		t.Fatalf("got %q", out.String())
 	}
 	if !strings.Contains(lines[0], `"features":[]`) {

@@ -171,7 +171,7 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Ou
 		// decodes straight into its type, whose `kind` says what the message is; the small
 		// others are decoded again into theirs.
 		var tick protocol.Tick
-		if err := json.Unmarshal(data, &tick); err != nil {
+		if err := protocol.Decode(data, &tick); err != nil {
 			var env protocol.Envelope
 			if json.Unmarshal(data, &env) != nil {
 				return Outcome{}, fatalf("message is not valid JSON: %v", err)
@@ -274,7 +274,7 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Ou
 
 // WriteMessage writes one protocol message as a JSON line.
 func WriteMessage(out io.Writer, v interface{}) error {
-	b, err := json.Marshal(v)
+	b, err := protocol.Encode(v)
 	if err != nil {
 		return fatalf("encoding %T: %v", v, err)
 	}
