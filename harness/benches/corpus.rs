@@ -4,7 +4,6 @@
 //! global allocator). `decision-loop N` runs N decisions untimed for callgrind (`just bench
 //! callgrind`).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -20,7 +19,8 @@ use hpa_harness::world::World;
 use hpa_reference::view::MetricReading;
 use hpa_reference::{
     ConditionStatus, ContainerRequests, Memory, MetricValues, Observation, PodMetric, PodPhase,
-    PodView, ReadyCondition, Recommendation, ScaleEvent, ScaleView, Settings, Time, decide,
+    PodView, ReadyCondition, Recommendation, Samples, ScaleEvent, ScaleView, Settings, Time,
+    decide,
 };
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
@@ -120,7 +120,7 @@ fn decision_fixture() -> DecisionFixture {
         })
         .collect();
     let samples = |value: i64| {
-        let s: BTreeMap<String, PodMetric> = pods
+        let s: Samples = pods
             .iter()
             .map(|p| {
                 (

@@ -39,5 +39,5 @@ pub use settings::{FeatureGates, Settings};
 pub use time::Time;
 pub use view::{
     ConditionStatus, ContainerRequests, MetricReading, MetricValues, Observation, PodMetric,
-    PodPhase, PodView, ReadyCondition, ScaleView,
+    PodPhase, PodView, ReadyCondition, Samples, ScaleView,
 };

@@ -102,15 +102,7 @@ pub fn selector_text(sel: &Option<LabelSelector>) -> String {
     )
 }
 
-fn per_pod_samples(
-    reading: &MetricReading,
-) -> Result<
-    (
-        &std::collections::BTreeMap<String, crate::view::PodMetric>,
-        Time,
-    ),
-    String,
-> {
+fn per_pod_samples(reading: &MetricReading) -> Result<(&crate::view::Samples, Time), String> {
     match reading {
         Err(e) => Err(e.clone()),
         Ok(MetricValues::PerPod { samples, timestamp }) => Ok((samples, *timestamp)),
@@ -483,13 +475,7 @@ fn resource_generic(
     reading: &MetricReading,
     spec_replicas: i32,
 ) -> Result<(MetricOutcome, MetricValueStatus), String> {
-    let fetch = |what: &str| -> Result<
-        (
-            &std::collections::BTreeMap<String, crate::view::PodMetric>,
-            Time,
-        ),
-        String,
-    > {
+    let fetch = |what: &str| -> Result<(&crate::view::Samples, Time), String> {
         per_pod_samples(reading).map_err(|e| {
             format!("failed to get {resource} {what}: unable to get metrics for resource {resource}: {e}")
         })

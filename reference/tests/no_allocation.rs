@@ -1,12 +1,11 @@
 //! A steady stream of decisions whose results are recycled allocates nothing (issue 15), and
 //! recycling changes no decision: the same decisions come out with and without it.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hpa_reference::{
     ConditionStatus, ContainerRequests, Decision, Memory, MetricReading, MetricValues, Observation,
-    PodMetric, PodPhase, PodView, ReadyCondition, ScaleView, Settings, Time, decide,
+    PodMetric, PodPhase, PodView, ReadyCondition, Samples, ScaleView, Settings, Time, decide,
 };
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
@@ -88,7 +87,7 @@ fn tick(w: &mut World, i: u64, replicas: &mut i32) -> Decision {
                         },
                     )
                 })
-                .collect::<BTreeMap<_, _>>(),
+                .collect::<Samples>(),
             timestamp: now,
         })
     };

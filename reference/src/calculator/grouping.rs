@@ -1,15 +1,14 @@
 //! Sorting pods into ready, unready, missing-metric and ignored (upstream's `groupPods`), in one
-//! merged walk over the pods in name order and a metric's samples (a `BTreeMap`, so also in name
+//! merged walk over the pods in name order and a metric's samples (a sorted `Samples`, so also in name
 //! order): no set or map is built per metric, and nothing is allocated when the pods come sorted
 //! (the usual case; the decision sorts an index of them once otherwise and shares it by all its
 //! metrics). Pod names are unique, as in one namespace.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::time::Time;
-use crate::view::{ConditionStatus, PodMetric, PodPhase, PodView, name_order};
+use crate::view::{ConditionStatus, PodMetric, PodPhase, PodView, Samples, name_order};
 
 /// How many pods fall in each group for one metric.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -73,7 +72,7 @@ pub fn sorted_index(pods: &[PodView]) -> Vec<usize> {
 pub fn walk_pods<'p>(
     pods: &'p [PodView],
     order: PodOrder<'_>,
-    samples: &BTreeMap<String, PodMetric>,
+    samples: &Samples,
     resource: Option<&str>,
     cpu_initialization_period: Duration,
     initial_readiness_delay: Duration,
@@ -109,7 +108,7 @@ struct Rules {
 /// [`walk_pods`] over `(index, pod)` pairs in name order.
 fn walk_in<'p>(
     pods: impl Iterator<Item = (usize, &'p PodView)>,
-    samples: &BTreeMap<String, PodMetric>,
+    samples: &Samples,
     rules: &Rules,
     visit: &mut impl FnMut(Option<(usize, &'p PodView, Group)>, Option<&PodMetric>),
 ) -> PodGroups {
@@ -173,7 +172,7 @@ fn walk_in<'p>(
 /// [`walk_pods`] for the counts alone (pods in any order).
 pub fn group_pods(
     pods: &[PodView],
-    samples: &BTreeMap<String, PodMetric>,
+    samples: &Samples,
     resource: Option<&str>,
     cpu_initialization_period: Duration,
     initial_readiness_delay: Duration,
@@ -267,7 +266,7 @@ mod tests {
             Some((ConditionStatus::False, 500)),
             0,
         )];
-        let samples = BTreeMap::from([("a".to_string(), sample(990))]);
+        let samples = Samples::from([("a".to_string(), sample(990))]);
         let g = group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now);
         assert_eq!(g.ready_count, 1);
     }
@@ -281,7 +280,7 @@ mod tests {
             Some((ConditionStatus::False, 10)),
             0,
         )];
-        let samples = BTreeMap::from([("a".to_string(), sample(990))]);
+        let samples = Samples::from([("a".to_string(), sample(990))]);
         assert_eq!(
             group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now).unready,
             1
@@ -302,7 +301,7 @@ mod tests {
             Some((ConditionStatus::False, 30)),
             0,
         )];
-        let samples = BTreeMap::from([("a".to_string(), sample(990))]);
+        let samples = Samples::from([("a".to_string(), sample(990))]);
         assert_eq!(
             group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now).ready_count,
             1
@@ -319,13 +318,13 @@ mod tests {
             100,
         )];
         // transition + window = 210 > sample time 200 → unready
-        let samples = BTreeMap::from([("a".to_string(), sample(200))]);
+        let samples = Samples::from([("a".to_string(), sample(200))]);
         assert_eq!(
             group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now).unready,
             1
         );
         // sample exactly at transition + window is not before it → ready
-        let samples = BTreeMap::from([("a".to_string(), sample(210))]);
+        let samples = Samples::from([("a".to_string(), sample(210))]);
         assert_eq!(
             group_pods(&pods, &samples, Some("cpu"), INIT, DELAY, now).ready_count,
             1
@@ -343,7 +342,7 @@ mod tests {
             pod("p", PodPhase::Pending, None, 0),
             pod("m", PodPhase::Running, Some((ConditionStatus::True, 0)), 0),
         ];
-        let samples = BTreeMap::from([
+        let samples = Samples::from([
             ("d".to_string(), sample(990)),
             ("p".to_string(), sample(990)),
         ]);
@@ -361,7 +360,7 @@ mod tests {
         );
         let mut seen = Vec::new();
         let mut extra = 0;
-        let samples = BTreeMap::from([
+        let samples = Samples::from([
             ("a".to_string(), sample(990)),
             ("m".to_string(), sample(990)),
             ("z".to_string(), sample(990)),

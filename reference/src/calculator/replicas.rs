@@ -3,7 +3,6 @@
 //! Every proposal rounds up (`ceil`). Error texts are upstream's, since they reach conditions and
 //! events verbatim.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::grouping::{Group, PodGroups, PodOrder, walk_pods};
@@ -11,7 +10,7 @@ use super::requests::{pod_request, request_of};
 use super::usage::{Tolerances, metric_usage_ratio, resource_utilization_ratio};
 use crate::gomath::{go_i32, go_i64};
 use crate::time::Time;
-use crate::view::{ConditionStatus, PodMetric, PodPhase, PodView};
+use crate::view::{ConditionStatus, PodPhase, PodView, Samples};
 
 /// What a calculator needs besides the metric itself.
 #[derive(Debug, Clone, Copy)]
@@ -151,7 +150,7 @@ pub fn resource_replicas(
     target_utilization: i32,
     resource: &str,
     container: Option<&str>,
-    samples: &BTreeMap<String, PodMetric>,
+    samples: &Samples,
     timestamp: Time,
 ) -> Result<ResourceProposal, String> {
     no_pods(ctx)?;
@@ -261,7 +260,7 @@ pub fn plain_metric_replicas(
     current: i32,
     target: i64,
     resource: Option<&str>,
-    samples: &BTreeMap<String, PodMetric>,
+    samples: &Samples,
     timestamp: Time,
 ) -> Result<Proposal, String> {
     no_pods(ctx)?;
