@@ -223,6 +223,11 @@ pub enum Command {
         /// available); the report is the same for a seed whatever the number.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         jobs: Option<u64>,
+        /// Run every scenario on each target separately, each over its own world, instead of
+        /// both in lockstep over one world (only a scenario they do not agree on in lockstep is
+        /// run separately by default); what is found is the same, lockstep is faster
+        #[arg(long)]
+        separately: bool,
     },
     /// Check case files: schema, upstream's HPA validation, unique names, and that each `source`
     /// exists (a seed document and one of its headings, or an upstream test in a facts file; a
@@ -411,6 +416,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             feature_gates,
             profile,
             jobs,
+            separately,
         } => {
             let timeout = Duration::from_secs(step_timeout);
             let ta = make_target(&a, timeout).map_err(usage)?;
@@ -422,7 +428,12 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
             let out_dir = out_dir.unwrap_or_else(|| crate::fuzz::default_out(&a, &b));
             let jobs = jobs_or_default(jobs);
-            let r = crate::fuzz::fuzz_jobs(
+            let fuzz = if separately {
+                crate::fuzz::fuzz_separately
+            } else {
+                crate::fuzz::fuzz_jobs
+            };
+            let r = fuzz(
                 ta.as_ref(),
                 tb.as_ref(),
                 seed,
@@ -455,7 +466,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             let rate = r.scenarios as f64 / r.elapsed.as_secs_f64().max(1e-9);
             let _ = writeln!(
                 out,
-                "fuzz: {} scenarios, {} vs {}, seed {seed}: {} differences, {} target failures, {} flaky, {} rejected ({:.1} s, {rate:.1} scenarios/s, {jobs} jobs)",
+                "fuzz: {} scenarios, {} vs {}, seed {seed}: {} differences, {} target failures, {} flaky, {} rejected ({:.1} s, {rate:.1} scenarios/s, {jobs} jobs, {} run on each target separately{})",
                 r.scenarios,
                 ta.name(),
                 tb.name(),
@@ -463,7 +474,13 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 r.failures.len(),
                 r.flaky.len(),
                 r.rejected,
-                r.elapsed.as_secs_f64()
+                r.elapsed.as_secs_f64(),
+                r.separate_runs,
+                if separately {
+                    ""
+                } else {
+                    ", the rest in lockstep"
+                },
             );
             for p in &r.differences {
                 let _ = writeln!(out, "shrunk difference written to {}", p.display());

@@ -5,6 +5,7 @@
 //! Generation is deterministic for a seed (a SplitMix64 generator, no platform randomness), and
 //! every generated scenario goes through the same loader and checks as a hand-written case.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -719,6 +720,10 @@ pub struct FuzzReport {
     /// disagreement about the HPA): folders with the scenario and each run's outcome. A failure
     /// that does not recur is in `flaky` instead.
     pub failures: Vec<PathBuf>,
+    /// Scenarios that were run on each target separately because running them on both in
+    /// lockstep over one world ([`agree_in_lockstep`]) did not show agreement; the rest agreed
+    /// tick by tick in lockstep and needed nothing more.
+    pub separate_runs: usize,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -808,6 +813,155 @@ fn run_pair(case: &Case, a: &dyn Target, b: &dyn Target, opts: &RunOptions) -> R
         failed,
         a: ra,
         b: rb,
+    }
+}
+
+/// How a scenario went on both targets in lockstep ([`lockstep`]).
+enum Lockstep {
+    /// Same outcome at every tick, both ended cleanly: nothing more to run.
+    Agreed,
+    /// Lockstep cannot say (a skip, a profile other than `full`, a rejected manifest, outcomes
+    /// that differ only where traces do not look, so the worlds would part): run separately.
+    Undecided,
+    /// A target failed, or the traces differ at a tick: the first run of a difference, re-run
+    /// separately like any other (its results hold only the tick where it ended).
+    Differed(Box<Run>),
+}
+
+/// Why a lockstep run stopped early with something to report.
+enum Ended {
+    /// A target failed (it is `a`), why, and its result.
+    Failed(bool, String, CaseResult),
+    /// The traces of the tick differ: the difference and each target's trace of that tick.
+    Differs(
+        (i64, String),
+        Vec<crate::trace::TickTrace>,
+        Vec<crate::trace::TickTrace>,
+    ),
+}
+
+/// Runs a scenario on both targets in lockstep over one world: each tick's snapshot goes to
+/// both sessions, and the world takes their outcome once. While both write the same scale,
+/// status and events, running each target separately would give the same worlds and traces, so
+/// the world is stepped once instead of twice (and nothing but the outcomes is compared).
+fn lockstep(case: &Case, a: &dyn Target, b: &dyn Target, opts: &RunOptions) -> Lockstep {
+    if case.file.expect.rejected.is_some() || opts.profile.unwrap_or_default() != Profile::Full {
+        return Lockstep::Undecided;
+    }
+    let started = Instant::now();
+    let result = |outcome, trace: Vec<crate::trace::TickTrace>, diagnostics| CaseResult {
+        name: case.name().to_string(),
+        title: case.file.title.clone(),
+        file: case.path.display().to_string(),
+        outcome,
+        trace,
+        elapsed: started.elapsed(),
+        diagnostics,
+    };
+    let passed = || result(crate::runner::Outcome::Passed, Vec::new(), None);
+    let failed = |t: &dyn Target, message: String, diagnostics| {
+        let why = format!("{} failed: {message}", t.name());
+        (
+            why,
+            result(
+                crate::runner::Outcome::Errored(message),
+                Vec::new(),
+                diagnostics,
+            ),
+        )
+    };
+    let differed = |why: String, failing: CaseResult, a_failed: bool| {
+        let (ra, rb) = if a_failed {
+            (failing, passed())
+        } else {
+            (passed(), failing)
+        };
+        // As `run_pair` records a target that failed: a difference at t=0 and the failure.
+        Lockstep::Differed(Box::new(Run {
+            difference: Some((0, why.clone())),
+            failed: Some(why),
+            a: ra,
+            b: rb,
+        }))
+    };
+    let mut sessions = Vec::with_capacity(2);
+    for (i, t) in [a, b].into_iter().enumerate() {
+        let Ok(settings) = crate::runner::resolve_settings(case, t.gate_support(), opts) else {
+            return Lockstep::Undecided;
+        };
+        match t.start(case, &settings) {
+            Ok(s) if s.highest_level() == Profile::Full => sessions.push(s),
+            Ok(_) => return Lockstep::Undecided,
+            Err(e) if e.skip => return Lockstep::Undecided,
+            Err(e) => {
+                let (why, r) = failed(t, e.message, None);
+                return differed(why, r, i == 0);
+            }
+        }
+    }
+    let (Some(mut sb), Some(mut sa)) = (sessions.pop(), sessions.pop()) else {
+        return Lockstep::Undecided;
+    };
+    let ended = crate::runner::drive(case, |world, t| {
+        let (before, pods) = (world.replicas(), world.pod_counts(t));
+        let snapshot = world.snapshot(t);
+        let oa = match sa.tick(&snapshot) {
+            Ok(o) => o,
+            Err(e) => {
+                let (why, r) = failed(a, e.message, sa.diagnostics());
+                return ControlFlow::Break(Some(Ended::Failed(true, why, r)));
+            }
+        };
+        let ob = match sb.tick(&snapshot) {
+            Ok(o) => o,
+            Err(e) => {
+                let (why, r) = failed(b, e.message, sb.diagnostics());
+                return ControlFlow::Break(Some(Ended::Failed(false, why, r)));
+            }
+        };
+        if oa.scaled_to != ob.scaled_to || oa.status != ob.status || oa.events != ob.events {
+            // The traces of this tick, as separate runs would show them (the worlds agree up
+            // to here).
+            let after = |o: &crate::target::TickOutcome| {
+                let mut w = world.clone();
+                let replicas = w
+                    .apply_outcome(o.scaled_to, o.status.clone(), t)
+                    .map(|()| w.replicas());
+                replicas.map(|r| crate::trace::tick_trace(t, before, r, pods, o))
+            };
+            return match (after(&oa), after(&ob)) {
+                (Ok(ta), Ok(tb)) => {
+                    let (ta, tb) = (vec![ta], vec![tb]);
+                    match first_difference_at(&ta, &tb, Profile::Full)
+                        .or_else(|| crate::trace::first_message_difference(&ta, &tb))
+                    {
+                        Some(found) => ControlFlow::Break(Some(Ended::Differs(found, ta, tb))),
+                        None => ControlFlow::Break(None),
+                    }
+                }
+                _ => ControlFlow::Break(None),
+            };
+        }
+        match world.apply_outcome(oa.scaled_to, oa.status, t) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(_) => ControlFlow::Break(None),
+        }
+    });
+    // Both sessions end either way (a kept process goes back to its pool).
+    let finished = sa.finish().is_ok() & sb.finish().is_ok();
+    match ended {
+        ControlFlow::Continue(()) if finished => Lockstep::Agreed,
+        ControlFlow::Continue(()) | ControlFlow::Break(None) => Lockstep::Undecided,
+        ControlFlow::Break(Some(Ended::Failed(side_a, why, r))) => differed(why, r, side_a),
+        ControlFlow::Break(Some(Ended::Differs(found, ta, tb))) => {
+            let outcome = || crate::runner::Outcome::Passed;
+            Lockstep::Differed(Box::new(Run {
+                difference: Some(found),
+                failed: None,
+                a: result(outcome(), ta, None),
+                b: result(outcome(), tb, None),
+            }))
+        }
     }
 }
 
@@ -940,13 +1094,17 @@ pub fn fuzz_with(
 enum Scenario {
     /// The loader rejected the generated scenario (a generator bug).
     Rejected(String),
-    /// Both targets ran it; the run, kept only when they differ or one failed.
-    Ran(Box<(CaseFile, Case)>, Option<Box<Run>>),
+    /// Both targets ran it; the run, kept only when they differ or one failed; whether they ran
+    /// it separately (not in lockstep).
+    Ran(Box<(CaseFile, Case)>, Option<Box<Run>>, bool),
 }
 
 /// [`fuzz_with`] on `jobs` threads: scenarios are generated and first run in parallel; their
 /// results are taken in scenario order (re-runs of a difference, shrinking and writing happen
 /// in that order too), so the report is the same for a seed whatever `jobs` is.
+///
+/// Each scenario is first run on both targets in lockstep over one world (see [`lockstep`]);
+/// only one they do not agree on is run on each separately. [`fuzz_separately`] skips lockstep.
 #[allow(clippy::too_many_arguments)]
 pub fn fuzz_jobs(
     a: &dyn Target,
@@ -958,6 +1116,37 @@ pub fn fuzz_jobs(
     opts: &RunOptions,
     jobs: usize,
 ) -> Result<FuzzReport, FuzzError> {
+    fuzz_scenarios(a, b, seed, count, out_dir, truth_is_b, opts, jobs, true)
+}
+
+/// [`fuzz_jobs`] with every scenario run on each target separately, each over its own world (as
+/// before lockstep; `fuzz --separately`): finds and writes exactly what [`fuzz_jobs`] does.
+#[allow(clippy::too_many_arguments)]
+pub fn fuzz_separately(
+    a: &dyn Target,
+    b: &dyn Target,
+    seed: u64,
+    count: usize,
+    out_dir: &Path,
+    truth_is_b: bool,
+    opts: &RunOptions,
+    jobs: usize,
+) -> Result<FuzzReport, FuzzError> {
+    fuzz_scenarios(a, b, seed, count, out_dir, truth_is_b, opts, jobs, false)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn fuzz_scenarios(
+    a: &dyn Target,
+    b: &dyn Target,
+    seed: u64,
+    count: usize,
+    out_dir: &Path,
+    truth_is_b: bool,
+    opts: &RunOptions,
+    jobs: usize,
+    lockstep: bool,
+) -> Result<FuzzReport, FuzzError> {
     let started = Instant::now();
     let mut report = FuzzReport {
         scenarios: 0,
@@ -965,6 +1154,7 @@ pub fn fuzz_jobs(
         differences: Vec::new(),
         flaky: Vec::new(),
         failures: Vec::new(),
+        separate_runs: 0,
         elapsed: Duration::ZERO,
     };
     let name_of = |i: usize| format!("fuzz-{seed}-{i}");
@@ -990,11 +1180,21 @@ pub fn fuzz_jobs(
         let began = Instant::now();
         let found = match scenario(i) {
             Err(e) => Scenario::Rejected(e),
+            Ok((file, case)) if lockstep => match self::lockstep(&case, a, b, opts) {
+                Lockstep::Agreed => Scenario::Ran(Box::new((file, case)), None, false),
+                Lockstep::Differed(run) => Scenario::Ran(Box::new((file, case)), Some(run), false),
+                Lockstep::Undecided => {
+                    let run = run_pair(&case, a, b, opts);
+                    let kept =
+                        (run.difference.is_some() || run.failed.is_some()).then(|| Box::new(run));
+                    Scenario::Ran(Box::new((file, case)), kept, true)
+                }
+            },
             Ok((file, case)) => {
                 let run = run_pair(&case, a, b, opts);
                 let kept =
                     (run.difference.is_some() || run.failed.is_some()).then(|| Box::new(run));
-                Scenario::Ran(Box::new((file, case)), kept)
+                Scenario::Ran(Box::new((file, case)), kept, true)
             }
         };
         (found, began)
@@ -1044,7 +1244,8 @@ fn consider(
             eprintln!("generated scenario {name} was rejected: {e}");
             return Ok("rejected");
         }
-        Scenario::Ran(scenario, first) => {
+        Scenario::Ran(scenario, first, separately) => {
+            report.separate_runs += usize::from(separately);
             let (file, case) = *scenario;
             (file, case, first.map(|r| *r))
         }

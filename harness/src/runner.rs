@@ -4,6 +4,7 @@
 //! of them is checked, or the case fails.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use hpa_reference::quantity::parse_milli;
@@ -606,6 +607,32 @@ fn check_rejected(case: &Case, want: &str, settings: &Settings) -> Option<Failur
 }
 
 /// Runs one case on a target.
+/// A case's world, tick by tick: applies the timeline's entries as they fall due, advances the
+/// world, and hands it to `tick` at each sync period from t = 0 to the case's duration (`tick`
+/// takes the snapshot, asks the target or targets, and applies the outcome). Stops early when
+/// `tick` breaks, with what it broke with.
+pub(crate) fn drive<B>(
+    case: &Case,
+    mut tick: impl FnMut(&mut World, i64) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    let mut world = World::new(case);
+    let period = i64::from(case.sync_period);
+    let mut applied = 0usize;
+    let mut timeline: Vec<_> = case.file.timeline.iter().collect();
+    timeline.sort_by_key(|e| e.at);
+    let mut t = 0i64;
+    while t <= i64::from(case.duration) {
+        while applied < timeline.len() && i64::from(timeline[applied].at) <= t {
+            world.apply(timeline[applied], t);
+            applied += 1;
+        }
+        world.advance(t);
+        tick(&mut world, t)?;
+        t += period;
+    }
+    ControlFlow::Continue(())
+}
+
 pub fn run_case(case: &Case, target: &dyn Target, opts: &RunOptions) -> CaseResult {
     run_case_judged(case, target, opts).0
 }
@@ -688,37 +715,21 @@ pub fn run_case_judged(
         );
         return (result(Outcome::Skipped(why), Vec::new(), None), judged);
     }
-    let mut world = World::new(case);
     let mut ticks: Vec<TickRecord> = Vec::new();
-    let period = i64::from(case.sync_period);
-    let mut applied = 0usize;
-    let mut timeline: Vec<_> = case.file.timeline.iter().collect();
-    timeline.sort_by_key(|e| e.at);
-    let mut t = 0i64;
-    while t <= i64::from(case.duration) {
-        while applied < timeline.len() && i64::from(timeline[applied].at) <= t {
-            world.apply(timeline[applied], t);
-            applied += 1;
-        }
-        world.advance(t);
+    let stopped = drive(case, |world, t| {
         let before = world.replicas();
         let pods = world.pod_counts(t);
         let snapshot = world.snapshot(t);
         let outcome = match session.tick(&snapshot) {
             Ok(o) => o,
             // The target's message already carries its diagnostics.
-            Err(e) => return (result(Outcome::Errored(e.message), ticks, None), judged),
+            Err(e) => return ControlFlow::Break((Outcome::Errored(e.message), None)),
         };
         if let Err(e) = world.apply_outcome(outcome.scaled_to, outcome.status.clone(), t) {
-            let diagnostics = session.diagnostics();
-            return (
-                result(
-                    Outcome::Errored(format!("at t={t}: {e}")),
-                    ticks,
-                    diagnostics,
-                ),
-                judged,
-            );
+            return ControlFlow::Break((
+                Outcome::Errored(format!("at t={t}: {e}")),
+                session.diagnostics(),
+            ));
         }
         let after = world.replicas();
         let mut trace = tick_trace(t, before, after, pods, &outcome);
@@ -726,7 +737,10 @@ pub fn run_case_judged(
             trace.detail.pods = crate::podstate::pod_states(&snapshot);
         }
         ticks.push(TickRecord { trace, outcome });
-        t += period;
+        ControlFlow::Continue(())
+    });
+    if let ControlFlow::Break((outcome, diagnostics)) = stopped {
+        return (result(outcome, ticks, diagnostics), judged);
     }
     let finished = session.finish();
     let diagnostics = session.diagnostics();

@@ -307,6 +307,64 @@ fn parallel_fuzzing_finds_and_writes_exactly_what_serial_fuzzing_does() {
 }
 
 #[test]
+fn lockstep_fuzzing_finds_and_writes_exactly_what_separate_runs_do() {
+    let written = |separately: bool| {
+        let out: PathBuf =
+            std::env::temp_dir().join(format!("fuzz-lockstep-{separately}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let fuzz = if separately {
+            hpa_harness::fuzz::fuzz_separately
+        } else {
+            hpa_harness::fuzz::fuzz_jobs
+        };
+        let report = fuzz(
+            &CoreTarget,
+            &Skewed,
+            5,
+            500,
+            &out,
+            false,
+            &RunOptions::default(),
+            2,
+        )
+        .expect("fuzz");
+        assert_eq!(report.differences.len(), 1);
+        let path = &report.differences[0];
+        let text = std::fs::read_to_string(path).expect("written");
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let _ = std::fs::remove_dir_all(&out);
+        (report.scenarios, report.separate_runs, name, text)
+    };
+    let (scenarios, separate, name, text) = written(true);
+    assert_eq!(separate, scenarios, "every scenario ran separately");
+    let (l_scenarios, l_separate, l_name, l_text) = written(false);
+    assert_eq!((l_scenarios, &l_name, &l_text), (scenarios, &name, &text));
+    assert!(
+        l_separate < scenarios,
+        "lockstep decided some scenarios: {l_separate} of {scenarios} ran separately"
+    );
+
+    // Two targets that always agree: every scenario is decided in lockstep.
+    let out: PathBuf =
+        std::env::temp_dir().join(format!("fuzz-lockstep-same-{}", std::process::id()));
+    let report = hpa_harness::fuzz::fuzz_jobs(
+        &CoreTarget,
+        &CoreTarget,
+        9,
+        40,
+        &out,
+        false,
+        &RunOptions::default(),
+        2,
+    )
+    .expect("fuzz");
+    assert_eq!(report.scenarios, 40);
+    assert_eq!(report.separate_runs, 0);
+    assert!(report.differences.is_empty() && report.flaky.is_empty());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
 fn parallel_fuzzing_agrees_with_a_kept_implementation_process_and_still_reports_flakes() {
     let exec = make_target(
         &format!(
