@@ -428,12 +428,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
             let out_dir = out_dir.unwrap_or_else(|| crate::fuzz::default_out(&a, &b));
             let jobs = jobs_or_default(jobs);
-            let fuzz = if separately {
-                crate::fuzz::fuzz_separately
-            } else {
-                crate::fuzz::fuzz_jobs
-            };
-            let r = fuzz(
+            let r = crate::fuzz::fuzz_jobs_with(
                 ta.as_ref(),
                 tb.as_ref(),
                 seed,
@@ -447,6 +442,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                     flag_defaults: None,
                 },
                 jobs,
+                !separately,
             )
             .map_err(usage)?;
             for p in &r.flaky {

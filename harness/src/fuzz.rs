@@ -849,14 +849,8 @@ fn lockstep(case: &Case, a: &dyn Target, b: &dyn Target, opts: &RunOptions) -> L
         return Lockstep::Undecided;
     }
     let started = Instant::now();
-    let result = |outcome, trace: Vec<crate::trace::TickTrace>, diagnostics| CaseResult {
-        name: case.name().to_string(),
-        title: case.file.title.clone(),
-        file: case.path.display().to_string(),
-        outcome,
-        trace,
-        elapsed: started.elapsed(),
-        diagnostics,
+    let result = |outcome, trace: Vec<crate::trace::TickTrace>, diagnostics| {
+        CaseResult::of(case, outcome, trace, started, diagnostics)
     };
     let passed = || result(crate::runner::Outcome::Passed, Vec::new(), None);
     let failed = |t: &dyn Target, message: String, diagnostics| {
@@ -1104,7 +1098,7 @@ enum Scenario {
 /// in that order too), so the report is the same for a seed whatever `jobs` is.
 ///
 /// Each scenario is first run on both targets in lockstep over one world (see [`lockstep`]);
-/// only one they do not agree on is run on each separately. [`fuzz_separately`] skips lockstep.
+/// only one they do not agree on is run on each separately ([`fuzz_jobs_with`] can skip lockstep).
 #[allow(clippy::too_many_arguments)]
 pub fn fuzz_jobs(
     a: &dyn Target,
@@ -1116,27 +1110,14 @@ pub fn fuzz_jobs(
     opts: &RunOptions,
     jobs: usize,
 ) -> Result<FuzzReport, FuzzError> {
-    fuzz_scenarios(a, b, seed, count, out_dir, truth_is_b, opts, jobs, true)
+    fuzz_jobs_with(a, b, seed, count, out_dir, truth_is_b, opts, jobs, true)
 }
 
-/// [`fuzz_jobs`] with every scenario run on each target separately, each over its own world (as
-/// before lockstep; `fuzz --separately`): finds and writes exactly what [`fuzz_jobs`] does.
+/// [`fuzz_jobs`], and with `lockstep` false every scenario runs on each target separately, each
+/// over its own world (as before lockstep; `fuzz --separately`): that finds and writes exactly
+/// what lockstep does, more slowly.
 #[allow(clippy::too_many_arguments)]
-pub fn fuzz_separately(
-    a: &dyn Target,
-    b: &dyn Target,
-    seed: u64,
-    count: usize,
-    out_dir: &Path,
-    truth_is_b: bool,
-    opts: &RunOptions,
-    jobs: usize,
-) -> Result<FuzzReport, FuzzError> {
-    fuzz_scenarios(a, b, seed, count, out_dir, truth_is_b, opts, jobs, false)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn fuzz_scenarios(
+pub fn fuzz_jobs_with(
     a: &dyn Target,
     b: &dyn Target,
     seed: u64,

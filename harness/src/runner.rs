@@ -66,6 +66,27 @@ pub struct CaseResult {
     pub diagnostics: Option<String>,
 }
 
+impl CaseResult {
+    /// The result of `case`, begun at `started`, that ended so.
+    pub fn of(
+        case: &Case,
+        outcome: Outcome,
+        trace: Vec<TickTrace>,
+        started: Instant,
+        diagnostics: Option<String>,
+    ) -> CaseResult {
+        CaseResult {
+            name: case.name().to_string(),
+            title: case.file.title.clone(),
+            file: case.path.display().to_string(),
+            outcome,
+            trace,
+            elapsed: started.elapsed(),
+            diagnostics,
+        }
+    }
+}
+
 /// One tick as the runner observed it: its trace line and everything the target did.
 #[derive(Debug, Clone)]
 pub struct TickRecord {
@@ -659,14 +680,9 @@ pub fn run_case_judged(
     opts: &RunOptions,
 ) -> (CaseResult, Option<Profile>) {
     let started = Instant::now();
-    let result = |outcome, ticks: Vec<TickRecord>, diagnostics| CaseResult {
-        name: case.name().to_string(),
-        title: case.file.title.clone(),
-        file: case.path.display().to_string(),
-        outcome,
-        trace: ticks.into_iter().map(|r| r.trace).collect(),
-        elapsed: started.elapsed(),
-        diagnostics,
+    let result = |outcome, ticks: Vec<TickRecord>, diagnostics| {
+        let trace = ticks.into_iter().map(|r| r.trace).collect();
+        CaseResult::of(case, outcome, trace, started, diagnostics)
     };
     let settings = match resolve_settings(case, target.gate_support(), opts) {
         Ok(s) => s,

@@ -278,66 +278,45 @@ fn a_target_that_fails_to_run_is_a_target_failure_or_flaky_never_a_shrunk_differ
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// Fuzzes core against [`Skewed`] (seed 5, 500 scenarios) on `jobs` threads, in lockstep or
+/// not: the scenarios run, how many ran separately, and the one shrunk difference's file name and
+/// text.
+fn skewed_difference(jobs: usize, lockstep: bool) -> (usize, usize, String, String) {
+    let out: PathBuf = std::env::temp_dir().join(format!(
+        "fuzz-skewed-{jobs}-{lockstep}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&out);
+    let report = hpa_harness::fuzz::fuzz_jobs_with(
+        &CoreTarget,
+        &Skewed,
+        5,
+        500,
+        &out,
+        false,
+        &RunOptions::default(),
+        jobs,
+        lockstep,
+    )
+    .expect("fuzz");
+    assert_eq!(report.differences.len(), 1);
+    let path = &report.differences[0];
+    let text = std::fs::read_to_string(path).expect("written");
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
+    let _ = std::fs::remove_dir_all(&out);
+    (report.scenarios, report.separate_runs, name, text)
+}
+
 #[test]
 fn parallel_fuzzing_finds_and_writes_exactly_what_serial_fuzzing_does() {
-    let written = |jobs: usize| {
-        let out: PathBuf =
-            std::env::temp_dir().join(format!("fuzz-jobs-{jobs}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&out);
-        let report = hpa_harness::fuzz::fuzz_jobs(
-            &CoreTarget,
-            &Skewed,
-            5,
-            500,
-            &out,
-            false,
-            &RunOptions::default(),
-            jobs,
-        )
-        .expect("fuzz");
-        assert_eq!(report.differences.len(), 1);
-        let path = &report.differences[0];
-        let text = std::fs::read_to_string(path).expect("written");
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let _ = std::fs::remove_dir_all(&out);
-        (report.scenarios, name, text)
-    };
-    let serial = written(1);
-    assert_eq!(written(3), serial);
+    assert_eq!(skewed_difference(3, true), skewed_difference(1, true));
 }
 
 #[test]
 fn lockstep_fuzzing_finds_and_writes_exactly_what_separate_runs_do() {
-    let written = |separately: bool| {
-        let out: PathBuf =
-            std::env::temp_dir().join(format!("fuzz-lockstep-{separately}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&out);
-        let fuzz = if separately {
-            hpa_harness::fuzz::fuzz_separately
-        } else {
-            hpa_harness::fuzz::fuzz_jobs
-        };
-        let report = fuzz(
-            &CoreTarget,
-            &Skewed,
-            5,
-            500,
-            &out,
-            false,
-            &RunOptions::default(),
-            2,
-        )
-        .expect("fuzz");
-        assert_eq!(report.differences.len(), 1);
-        let path = &report.differences[0];
-        let text = std::fs::read_to_string(path).expect("written");
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let _ = std::fs::remove_dir_all(&out);
-        (report.scenarios, report.separate_runs, name, text)
-    };
-    let (scenarios, separate, name, text) = written(true);
+    let (scenarios, separate, name, text) = skewed_difference(2, false);
     assert_eq!(separate, scenarios, "every scenario ran separately");
-    let (l_scenarios, l_separate, l_name, l_text) = written(false);
+    let (l_scenarios, l_separate, l_name, l_text) = skewed_difference(2, true);
     assert_eq!((l_scenarios, &l_name, &l_text), (scenarios, &name, &text));
     assert!(
         l_separate < scenarios,

@@ -176,15 +176,7 @@ fn result(
     trace: Vec<crate::trace::TickTrace>,
     started: Instant,
 ) -> CaseResult {
-    CaseResult {
-        name: case.name().to_string(),
-        title: case.file.title.clone(),
-        file: case.path.display().to_string(),
-        outcome,
-        trace,
-        elapsed: started.elapsed(),
-        diagnostics: None,
-    }
+    CaseResult::of(case, outcome, trace, started, None)
 }
 
 /// What the lane would do with each case, without a cluster: `Ok(())` to run it, or the reason
