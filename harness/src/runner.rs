@@ -627,7 +627,6 @@ fn check_rejected(case: &Case, want: &str, settings: &Settings) -> Option<Failur
     }
 }
 
-/// Runs one case on a target.
 /// A case's world, tick by tick: applies the timeline's entries as they fall due, advances the
 /// world, and hands it to `tick` at each sync period from t = 0 to the case's duration (`tick`
 /// takes the snapshot, asks the target or targets, and applies the outcome). Stops early when
@@ -654,6 +653,7 @@ pub(crate) fn drive<B>(
     ControlFlow::Continue(())
 }
 
+/// Runs one case on a target.
 pub fn run_case(case: &Case, target: &dyn Target, opts: &RunOptions) -> CaseResult {
     run_case_judged(case, target, opts).0
 }

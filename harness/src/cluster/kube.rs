@@ -271,7 +271,8 @@ pub async fn create_hpa(
 }
 
 /// Creates the HPA expecting the API server may refuse it: `Ok(None)` when it was created,
-/// `Ok(Some(message))` when it was rejected as invalid (422) with that message.
+/// `Ok(Some(message))` when it was rejected with that message — as invalid (422), or as a body it
+/// cannot decode (400, e.g. a quantity that is no quantity: decoding fails before validation).
 pub async fn try_create_hpa(
     client: &Client,
     ns: &str,
@@ -283,7 +284,9 @@ pub async fn try_create_hpa(
     let api: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
     match api.create(&PostParams::default(), &hpa).await {
         Ok(_) => Ok(None),
-        Err(kube::Error::Api(status)) if status.code == 422 => Ok(Some(status.message.clone())),
+        Err(kube::Error::Api(status)) if status.code == 422 || status.code == 400 => {
+            Ok(Some(status.message.clone()))
+        }
         Err(e) => Err(format!("creating the HPA: {e}")),
     }
 }
