@@ -61,10 +61,10 @@ upstream-test:
 upstream-corpus: upstream
     cargo run -q -p hpa-harness -- run cases --target exec:adapters/upstream/bin/hpa-upstream-adapter
 
-# Differential fuzzing, reference core vs upstream (CI runs a fixed-seed batch of 15000); one job
+# Differential fuzzing, reference core vs upstream (CI runs a fixed-seed batch of 20000); one job
 # per core, adapter processes kept between scenarios, delta ticks; the last line gives
 # scenarios/s. The release harness (the one `kind-test` runs, so CI builds it once).
-fuzz-upstream COUNT="15000" SEED="1": upstream
+fuzz-upstream COUNT="20000" SEED="1": upstream
     cargo run -q --release -p hpa-harness -- fuzz --b exec:adapters/upstream/bin/hpa-upstream-adapter --count {{COUNT}} --seed {{SEED}}
 
 # Mutation testing of the decision core (cargo-mutants; what is mutated and how each mutant is
