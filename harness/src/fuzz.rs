@@ -721,7 +721,7 @@ pub struct FuzzReport {
     /// that does not recur is in `flaky` instead.
     pub failures: Vec<PathBuf>,
     /// Scenarios that were run on each target separately because running them on both in
-    /// lockstep over one world ([`agree_in_lockstep`]) did not show agreement; the rest agreed
+    /// lockstep over one world ([`lockstep`]) did not show agreement; the rest agreed
     /// tick by tick in lockstep and needed nothing more.
     pub separate_runs: usize,
     /// Wall time.
@@ -832,12 +832,9 @@ enum Lockstep {
 enum Ended {
     /// A target failed (it is `a`), why, and its result.
     Failed(bool, String, CaseResult),
-    /// The traces of the tick differ: the difference and each target's trace of that tick.
-    Differs(
-        (i64, String),
-        Vec<crate::trace::TickTrace>,
-        Vec<crate::trace::TickTrace>,
-    ),
+    /// The traces of the tick differ: the difference and each target's result, with its trace
+    /// of that tick.
+    Differs((i64, String), CaseResult, CaseResult),
 }
 
 /// Runs a scenario on both targets in lockstep over one world: each tick's snapshot goes to
@@ -925,11 +922,11 @@ fn lockstep(case: &Case, a: &dyn Target, b: &dyn Target, opts: &RunOptions) -> L
             };
             return match (after(&oa), after(&ob)) {
                 (Ok(ta), Ok(tb)) => {
-                    let (ta, tb) = (vec![ta], vec![tb]);
-                    match first_difference_at(&ta, &tb, Profile::Full)
-                        .or_else(|| crate::trace::first_message_difference(&ta, &tb))
-                    {
-                        Some(found) => ControlFlow::Break(Some(Ended::Differs(found, ta, tb))),
+                    let passed = || crate::runner::Outcome::Passed;
+                    let ra = result(passed(), vec![ta], None);
+                    let rb = result(passed(), vec![tb], None);
+                    match compare(&ra, &rb, a, b, Profile::Full) {
+                        Some(found) => ControlFlow::Break(Some(Ended::Differs(found, ra, rb))),
                         None => ControlFlow::Break(None),
                     }
                 }
@@ -947,13 +944,12 @@ fn lockstep(case: &Case, a: &dyn Target, b: &dyn Target, opts: &RunOptions) -> L
         ControlFlow::Continue(()) if finished => Lockstep::Agreed,
         ControlFlow::Continue(()) | ControlFlow::Break(None) => Lockstep::Undecided,
         ControlFlow::Break(Some(Ended::Failed(side_a, why, r))) => differed(why, r, side_a),
-        ControlFlow::Break(Some(Ended::Differs(found, ta, tb))) => {
-            let outcome = || crate::runner::Outcome::Passed;
+        ControlFlow::Break(Some(Ended::Differs(found, ra, rb))) => {
             Lockstep::Differed(Box::new(Run {
                 difference: Some(found),
                 failed: None,
-                a: result(outcome(), ta, None),
-                b: result(outcome(), tb, None),
+                a: ra,
+                b: rb,
             }))
         }
     }
