@@ -202,11 +202,6 @@ impl Samples {
         self.0.iter().map(|(_, s)| s)
     }
 
-    /// The pairs as a slice, in ascending name order.
-    pub fn as_slice(&self) -> &[(String, PodMetric)] {
-        &self.0
-    }
-
     fn position(&self, name: &str) -> Result<usize, usize> {
         self.0.binary_search_by(|(n, _)| name_order(n, name))
     }
