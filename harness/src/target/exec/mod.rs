@@ -4,7 +4,7 @@
 //! (`end`/`ended` between them), kept in the target's pool while idle.
 //!
 //! Nothing the implementation does can hang or crash the harness: every write and every read
-//! has the step timeout ([`pipes`] serve them on threads), an answer line is at most
+//! has the step timeout ([`pipes`]: non-blocking pipes polled with a deadline), an answer line is at most
 //! [`pipes::MAX_LINE_BYTES`], and an implementation that exits is noticed at once even when a
 //! process it started still holds its stdout. A process that crashes, hangs, stops reading or
 //! answers something that is not a protocol message fails the case with a diagnostic that names
@@ -15,7 +15,6 @@
 pub mod pipes;
 pub mod process;
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -30,11 +29,8 @@ use crate::protocol::{
 };
 use crate::text::{clip, quote};
 use crate::world::Snapshot;
-use pipes::{Line, MAX_LINE_BYTES, STDERR_TAIL_BYTES, StderrTail, Writer};
-use process::{POLL, Process};
-
-/// How long the harness waits, after the implementation exited, for what it wrote before.
-const EXIT_GRACE: Duration = Duration::from_millis(200);
+use pipes::{Line, MAX_LINE_BYTES, STDERR_TAIL_BYTES, StderrTail, Waited, Wire};
+use process::Process;
 
 /// How long the harness waits, once the implementation's process group is gone, for the last of
 /// its stderr.
@@ -134,11 +130,17 @@ impl ExecTarget {
             Process::spawn(&self.command[0], &self.command[1..]).map_err(|e| {
                 TargetError::failed(format!("cannot start {}: {e}", quote(&self.command[0])))
             })?;
+        let stderr = pipes::spawn_stderr_tail(pipes.stderr, STDERR_TAIL_BYTES);
+        let wire = Wire::new(pipes.stdin, pipes.stdout, MAX_LINE_BYTES).map_err(|e| {
+            TargetError::failed(format!(
+                "cannot set up the pipes of {}: {e}",
+                quote(&self.command[0])
+            ))
+        })?;
         Ok(Live {
             process,
-            writer: Writer::spawn(pipes.stdin),
-            lines: pipes::spawn_line_reader(pipes.stdout, MAX_LINE_BYTES),
-            stderr: pipes::spawn_stderr_tail(pipes.stderr, STDERR_TAIL_BYTES),
+            wire,
+            stderr,
             timeout: self.timeout,
             stopped: false,
         })
@@ -160,47 +162,10 @@ impl Drop for ExecTarget {
             .map(|mut p| std::mem::take(&mut *p))
             .unwrap_or_default();
         for mut live in idle {
-            let _ = live.writer.write(b"{\"kind\":\"stop\"}\n".to_vec());
-            live.writer.close();
             live.stopped = true;
+            live.send_stop(None);
         }
         // Dropping each `Live` waits for its exit (up to a second) and kills its group.
-    }
-}
-
-/// How a wait on one of the implementation's pipes ended.
-enum Waited<T> {
-    Got(T),
-    TimedOut,
-    Exited,
-    Closed,
-}
-
-/// Waits for `rx` up to `timeout`, noticing when the implementation exits meanwhile.
-fn wait_for<T>(process: &mut Process, rx: &Receiver<T>, timeout: Duration) -> Waited<T> {
-    let deadline = Instant::now().checked_add(timeout);
-    loop {
-        match rx.recv_timeout(POLL) {
-            Ok(v) => return Waited::Got(v),
-            Err(RecvTimeoutError::Disconnected) => {
-                return if process.wait_exit(EXIT_GRACE) {
-                    Waited::Exited
-                } else {
-                    Waited::Closed
-                };
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-        }
-        if process.has_exited() {
-            // What it wrote before exiting is still in the pipe.
-            return match rx.recv_timeout(EXIT_GRACE) {
-                Ok(v) => Waited::Got(v),
-                Err(_) => Waited::Exited,
-            };
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Waited::TimedOut;
-        }
     }
 }
 
@@ -208,8 +173,7 @@ fn wait_for<T>(process: &mut Process, rx: &Receiver<T>, timeout: Duration) -> Wa
 #[derive(Debug)]
 struct Live {
     process: Process,
-    writer: Writer,
-    lines: Receiver<Line>,
+    wire: Wire,
     stderr: StderrTail,
     timeout: Duration,
     /// `stop` was sent (or the group killed): on drop, only the wait and the kill remain.
@@ -222,8 +186,7 @@ impl Drop for Live {
             // A case that ended early (failed or skipped), or an idle process: a short chance
             // to exit, then the kill.
             self.stopped = true;
-            let _ = self.writer.write(b"{\"kind\":\"stop\"}\n".to_vec());
-            self.writer.close();
+            self.send_stop(None);
         }
         if !self.process.has_exited() {
             self.process
@@ -234,6 +197,18 @@ impl Drop for Live {
 }
 
 impl Live {
+    /// Writes `stop` (waiting until `deadline`; `None`: only if it fits at once) and closes stdin;
+    /// false when it could not be written.
+    fn send_stop(&mut self, deadline: Option<Instant>) -> bool {
+        let sent = matches!(
+            self.wire
+                .write(b"{\"kind\":\"stop\"}\n", deadline, &mut self.process),
+            Waited::Got(Ok(()))
+        );
+        self.wire.close();
+        sent
+    }
+
     /// The tail of stderr, once the (killed) process group's last words are in.
     fn stderr_tail(&self) -> String {
         self.stderr.settle(STDERR_GRACE);
@@ -267,13 +242,11 @@ impl Live {
         let mut line =
             serde_json::to_string(msg).map_err(|e| TargetError::failed(e.to_string()))?;
         line.push('\n');
-        if !self.writer.write(line.into_bytes()) {
-            return Err(self.fail(
-                at,
-                "cannot write to the implementation: stdin is closed".into(),
-            ));
-        }
-        match wait_for(&mut self.process, &self.writer.acks, self.timeout) {
+        let deadline = Instant::now().checked_add(self.timeout);
+        match self
+            .wire
+            .write(line.as_bytes(), deadline, &mut self.process)
+        {
             Waited::Got(Ok(())) => Ok(()),
             Waited::Got(Err(e)) => {
                 Err(self.fail(at, format!("cannot write to the implementation: {e}")))
@@ -297,7 +270,10 @@ impl Live {
     }
 
     fn receive(&mut self, at: &str) -> Result<FromImplementation, TargetError> {
-        let line = match wait_for(&mut self.process, &self.lines, self.timeout) {
+        let deadline = Instant::now()
+            .checked_add(self.timeout)
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400 * 365));
+        let line = match self.wire.read_line(deadline, &mut self.process) {
             Waited::Got(Line::Text(line)) => line,
             Waited::Got(Line::TooLong) => {
                 return Err(self.fail(
@@ -346,8 +322,7 @@ impl Live {
     /// error says what happened instead of an exit with status 0.
     fn stop(&mut self) -> Result<(), String> {
         self.stopped = true;
-        let sent = self.writer.write(b"{\"kind\":\"stop\"}\n".to_vec());
-        self.writer.close();
+        let sent = self.send_stop(Instant::now().checked_add(self.timeout));
         let exited = self.process.wait_exit(self.timeout);
         let status = self.process.kill_group();
         self.stderr.settle(STDERR_GRACE);
