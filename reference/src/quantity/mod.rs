@@ -12,8 +12,6 @@
 
 use std::fmt::Write as _;
 
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-
 mod go;
 pub use go::{approx_f64, milli_value};
 
@@ -284,16 +282,6 @@ pub fn signum(s: &str) -> Result<i32, QuantityError> {
     })
 }
 
-/// Parses a k8s-openapi [`Quantity`] to its exact milli-value; see [`parse_milli`] (upstream's
-/// controller reads objects with [`milli_value`] instead).
-///
-/// # Errors
-///
-/// As for [`parse_milli`].
-pub fn milli_of(q: &Quantity) -> Result<i64, QuantityError> {
-    parse_milli(&q.0)
-}
-
 /// Decimal SI suffix for a power of ten that is a multiple of three.
 fn decimal_suffix(exp10: i32) -> &'static str {
     match exp10 {
@@ -510,15 +498,6 @@ mod tests {
             QuantityError::Format.to_string(),
             "quantities must match the regular expression \
              '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-        );
-    }
-
-    #[test]
-    fn milli_of_reads_openapi_quantity() {
-        assert_eq!(milli_of(&Quantity("250m".to_owned())), Ok(250));
-        assert_eq!(
-            milli_of(&Quantity("x".to_owned())),
-            Err(QuantityError::Format)
         );
     }
 
