@@ -209,6 +209,14 @@ impl Live {
         sent
     }
 
+    /// When a write or read begun now must be done: the step timeout from now (a timeout too
+    /// large for the clock waits a year).
+    fn deadline(&self) -> Instant {
+        let now = Instant::now();
+        now.checked_add(self.timeout)
+            .unwrap_or_else(|| now + Duration::from_secs(365 * 86_400))
+    }
+
     /// The tail of stderr, once the (killed) process group's last words are in.
     fn stderr_tail(&self) -> String {
         self.stderr.settle(STDERR_GRACE);
@@ -242,10 +250,10 @@ impl Live {
         let mut line =
             serde_json::to_string(msg).map_err(|e| TargetError::failed(e.to_string()))?;
         line.push('\n');
-        let deadline = Instant::now().checked_add(self.timeout);
+        let deadline = self.deadline();
         match self
             .wire
-            .write(line.as_bytes(), deadline, &mut self.process)
+            .write(line.as_bytes(), Some(deadline), &mut self.process)
         {
             Waited::Got(Ok(())) => Ok(()),
             Waited::Got(Err(e)) => {
@@ -270,9 +278,7 @@ impl Live {
     }
 
     fn receive(&mut self, at: &str) -> Result<FromImplementation, TargetError> {
-        let deadline = Instant::now()
-            .checked_add(self.timeout)
-            .unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400 * 365));
+        let deadline = self.deadline();
         let line = match self.wire.read_line(deadline, &mut self.process) {
             Waited::Got(Line::Text(line)) => line,
             Waited::Got(Line::TooLong) => {
@@ -322,7 +328,7 @@ impl Live {
     /// error says what happened instead of an exit with status 0.
     fn stop(&mut self) -> Result<(), String> {
         self.stopped = true;
-        let sent = self.send_stop(Instant::now().checked_add(self.timeout));
+        let sent = self.send_stop(Some(self.deadline()));
         let exited = self.process.wait_exit(self.timeout);
         let status = self.process.kill_group();
         self.stderr.settle(STDERR_GRACE);

@@ -61,6 +61,8 @@ pub struct Wire {
     stdout: ChildStdout,
     /// What was read from stdout and not yet returned as a line.
     buf: Vec<u8>,
+    /// Where each read lands before it is appended to `buf` (zeroed once, not per read).
+    chunk: Box<[u8]>,
     /// How much of `buf` is known to hold no `\n`.
     scanned: usize,
     /// Stdout reached end of file, or failed (`failed` says how): nothing more comes.
@@ -79,6 +81,7 @@ impl Wire {
             stdin: Some(stdin),
             stdout,
             buf: Vec::new(),
+            chunk: vec![0; 1 << 16].into_boxed_slice(),
             scanned: 0,
             eof: false,
             failed: None,
@@ -173,12 +176,14 @@ impl Wire {
         if self.eof {
             return false;
         }
-        let len = self.buf.len();
         // Never more than one byte past the limit: enough to know that a line is too long.
-        let room = (self.limit + 1).saturating_sub(len).clamp(1, 1 << 16);
-        self.buf.resize(len + room, 0);
-        let got = self.stdout.read(&mut self.buf[len..]);
-        self.buf.truncate(len + got.as_ref().map_or(0, |n| *n));
+        let room = (self.limit + 1)
+            .saturating_sub(self.buf.len())
+            .clamp(1, self.chunk.len());
+        let got = self.stdout.read(&mut self.chunk[..room]);
+        if let Ok(n) = got {
+            self.buf.extend_from_slice(&self.chunk[..n]);
+        }
         match got {
             Ok(0) => {
                 self.eof = true;
