@@ -434,7 +434,7 @@ impl Tick {
             scale: s.scale.as_ref().ok().cloned(),
             scale_error: s.scale.as_ref().err().cloned(),
             scale_update_error: s.scale_update_error.clone(),
-            pods: Some(s.pods.clone()),
+            pods: Some(s.pods.to_vec()),
             metrics: s.metrics.clone(),
             other_hpas_selecting_pods: s.other_hpas_selecting_pods.clone(),
             unchanged: Vec::new(),
@@ -463,7 +463,7 @@ impl Tick {
             None => from_previous(Unchanged::Hpa, "hpa")?.hpa.clone(),
         };
         let pods = match self.pods {
-            Some(p) => p,
+            Some(p) => std::sync::Arc::new(p),
             None => from_previous(Unchanged::Pods, "pods")?.pods.clone(),
         };
         Ok(Snapshot {

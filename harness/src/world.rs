@@ -11,6 +11,7 @@
 //! allocation per replica without bound.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use hpa_reference::conditions::kube_time;
@@ -137,8 +138,9 @@ pub struct Snapshot {
     pub scale: Result<Scale, String>,
     /// UPDATE scale will fail with this error.
     pub scale_update_error: Option<String>,
-    /// The pods matching the selector.
-    pub pods: Vec<Pod>,
+    /// The pods matching the selector (shared: a world hands out the same list while no pod
+    /// changed, so a target can see "unchanged" without comparing pods).
+    pub pods: Arc<Vec<Pod>>,
     /// The metrics APIs' answers.
     pub metrics: MetricsApis,
     /// Keys (`namespace/name`) of other HPAs whose selectors match these pods.
@@ -186,6 +188,28 @@ pub struct World {
     /// The pod template's revision: new pods are made from it.
     revision: u32,
     rollout: Option<RolloutState>,
+    /// The pod objects last handed out and how each pod looked then: handed out again while
+    /// every pod looks the same (building them is a good part of a tick's cost when fuzzing).
+    pods_built: Option<(Vec<PodLook>, Arc<Vec<Pod>>)>,
+}
+
+/// When `p` was deleted as seen at `t` (a pod deleted outright shows the current instant).
+fn deleted_at(p: &SimPod, t: i64) -> Option<i64> {
+    p.deleted
+        .then(|| p.terminating.map_or(t, |(since, _)| since))
+}
+
+/// Everything a pod's object is built from that can differ between pods or ticks (the
+/// template, labels and namespace are the world's and never change).
+#[derive(Debug, Clone, PartialEq)]
+struct PodLook {
+    name: String,
+    requests: BTreeMap<String, BTreeMap<String, i64>>,
+    phase: Phase,
+    ready: (bool, i64),
+    start: i64,
+    no_ready_condition: bool,
+    deleted_at: Option<i64>,
 }
 
 /// The containers of a template list with their requests in milli-units.
@@ -275,6 +299,7 @@ impl World {
             kinds,
             revision: 0,
             rollout: None,
+            pods_built: None,
         };
         // The loader checked 0 ≤ replicas ≤ MAX_PODS.
         for _ in 0..w.replicas.clamp(0, MAX_PODS) {
@@ -773,9 +798,33 @@ impl World {
         )
     }
 
-    fn pod_object(&self, p: &SimPod, t: i64, labels: &BTreeMap<String, String>) -> Pod {
-        let phase = self.phase_at(p, t);
-        let (ready, since) = self.ready_at(p, t);
+    /// How `p` looks at `t`: what its object is built from.
+    fn look(&self, p: &SimPod, t: i64) -> PodLook {
+        PodLook {
+            name: p.name.clone(),
+            requests: p.requests.clone(),
+            phase: self.phase_at(p, t),
+            ready: self.ready_at(p, t),
+            start: self.start_of(p),
+            no_ready_condition: p.no_ready_condition,
+            deleted_at: deleted_at(p, t),
+        }
+    }
+
+    /// Whether `p` at `t` still looks as `l` (without building anything).
+    fn looks_as(&self, p: &SimPod, t: i64, l: &PodLook) -> bool {
+        l.name == p.name
+            && l.requests == p.requests
+            && l.phase == self.phase_at(p, t)
+            && l.ready == self.ready_at(p, t)
+            && l.start == self.start_of(p)
+            && l.no_ready_condition == p.no_ready_condition
+            && l.deleted_at == deleted_at(p, t)
+    }
+
+    fn pod_object(&self, p: &PodLook, labels: &BTreeMap<String, String>) -> Pod {
+        let phase = p.phase;
+        let (ready, since) = p.ready;
         let container = |c: &ContainerRequests, restart_policy: Option<String>| Container {
             name: c.name.clone(),
             restart_policy,
@@ -805,9 +854,7 @@ impl World {
                 name: Some(p.name.clone()),
                 namespace: self.hpa.metadata.namespace.clone(),
                 labels: Some(labels.clone()),
-                deletion_timestamp: p
-                    .deleted
-                    .then(|| kube_time(instant(p.terminating.map_or(t, |(since, _)| since)))),
+                deletion_timestamp: p.deleted_at.map(|at| kube_time(instant(at))),
                 ..ObjectMeta::default()
             },
             spec: Some(PodSpec {
@@ -844,7 +891,7 @@ impl World {
                     }
                     .into(),
                 ),
-                start_time: (phase != Phase::Pending).then(|| kube_time(instant(self.start_of(p)))),
+                start_time: (phase != Phase::Pending).then(|| kube_time(instant(p.start))),
                 conditions: (!p.no_ready_condition).then(|| {
                     vec![PodCondition {
                         type_: "Ready".into(),
@@ -874,7 +921,10 @@ impl World {
             revision: self.revision,
             terminating: None,
         };
-        let spec = self.pod_object(&probe, 0, &labels).spec.unwrap_or_default();
+        let spec = self
+            .pod_object(&self.look(&probe, 0), &labels)
+            .spec
+            .unwrap_or_default();
         (labels, spec)
     }
 
@@ -1072,9 +1122,31 @@ impl World {
         apis
     }
 
-    /// What the target sees at `t`: the objects and API answers a controller would read.
-    pub fn snapshot(&self, t: i64) -> Snapshot {
+    /// The pod objects at `t`: the list last handed out while every pod looks as it did then.
+    fn pod_objects(&mut self, t: i64) -> Arc<Vec<Pod>> {
+        if let Some((looks, pods)) = &self.pods_built
+            && looks.len() == self.pods.len()
+            && self
+                .pods
+                .iter()
+                .zip(looks)
+                .all(|(p, l)| self.looks_as(p, t, l))
+        {
+            return Arc::clone(pods);
+        }
         let labels = self.pod_labels();
+        let looks: Vec<PodLook> = self.pods.iter().map(|p| self.look(p, t)).collect();
+        let mut pods: Vec<Pod> = looks.iter().map(|l| self.pod_object(l, &labels)).collect();
+        if self.newest_first {
+            pods.reverse();
+        }
+        let pods = Arc::new(pods);
+        self.pods_built = Some((looks, Arc::clone(&pods)));
+        pods
+    }
+
+    /// What the target sees at `t`: the objects and API answers a controller would read.
+    pub fn snapshot(&mut self, t: i64) -> Snapshot {
         let live = self.pods.iter().filter(|p| self.active(p, t)).count() as i32;
         let scale = match &self.get_scale_error {
             Some(e) => Err(e.clone()),
@@ -1093,14 +1165,7 @@ impl World {
                 }),
             }),
         };
-        let mut pods: Vec<Pod> = self
-            .pods
-            .iter()
-            .map(|p| self.pod_object(p, t, &labels))
-            .collect();
-        if self.newest_first {
-            pods.reverse();
-        }
+        let pods = self.pod_objects(t);
         Snapshot {
             t,
             now: instant(t),
@@ -1125,5 +1190,54 @@ impl World {
         let total = self.pods.iter().filter(|p| !p.deleted).count();
         let ready = self.pods.iter().filter(|p| self.serving(p, t)).count();
         (total, ready)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ops::ControlFlow;
+
+    /// A pod list handed out again is the list a fresh build gives: over every case of the
+    /// corpus (its timelines delete, fail, re-request and roll pods), scaled up and down on the
+    /// way so pods come and go.
+    #[test]
+    fn pods_handed_out_again_are_the_pods_built_afresh() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
+        let (files, errors) = crate::case::discover(&[root]);
+        assert!(errors.is_empty(), "{errors:?}");
+        let (mut reused, mut rebuilt) = (0, 0);
+        for file in &files {
+            // A case the loader rejects has no world.
+            let Ok(case) = crate::case::load_case(file) else {
+                continue;
+            };
+            let mut last: Option<Arc<Vec<Pod>>> = None;
+            let _ = crate::runner::drive(&case, |world, t| {
+                let pods = world.snapshot(t).pods;
+                let mut fresh = world.clone();
+                fresh.pods_built = None;
+                assert_eq!(*pods, *fresh.snapshot(t).pods, "{}: t={t}", file.display());
+                if last.as_ref().is_some_and(|l| Arc::ptr_eq(l, &pods)) {
+                    reused += 1;
+                } else {
+                    rebuilt += 1;
+                }
+                last = Some(pods);
+                let r = world.replicas();
+                let to = match (t / 15) % 4 {
+                    1 => Some(r + 1),
+                    3 => Some((r - 1).max(0)),
+                    _ => None,
+                };
+                let _ = world.apply_outcome(to, HorizontalPodAutoscalerStatus::default(), t);
+                ControlFlow::<()>::Continue(())
+            });
+        }
+        assert!(files.len() > 300, "the corpus: {} files", files.len());
+        assert!(
+            reused > 0 && rebuilt > 0,
+            "reused {reused}, rebuilt {rebuilt}"
+        );
     }
 }

@@ -352,7 +352,7 @@ fn an_unresolvable_scale_target_is_failed_get_scale() {
 
 #[test]
 fn a_target_without_a_selector_and_an_unknown_metric_type_get_upstreams_conditions() {
-    let f = fixture("scale-down.yaml", Duration::from_secs(10));
+    let mut f = fixture("scale-down.yaml", Duration::from_secs(10));
     // No selector on the scale.
     let mut snapshot = f.world.snapshot(0);
     if let Ok(scale) = snapshot.scale.as_mut()
@@ -529,7 +529,7 @@ fn leader_election_lets_one_instance_lead_until_its_lease_expires() {
 
 #[test]
 fn with_two_instances_only_the_leader_reconciles_and_writes() {
-    let f = fixture("scale-down.yaml", Duration::from_secs(10));
+    let mut f = fixture("scale-down.yaml", Duration::from_secs(10));
     let store = LeaseStore::default();
     let server_uri = f.api.server.uri();
     f.api.runtime.block_on(async {

@@ -122,6 +122,7 @@ fn rollout_until(strategy: &str, until: i64, between: impl Fn(&mut World, i64)) 
 
 fn view(world: &World, t: i64) -> Vec<PodView> {
     world
+        .clone()
         .snapshot(t)
         .pods
         .iter()
@@ -158,6 +159,7 @@ fn deleting(pods: &[PodView]) -> Vec<&str> {
 
 fn status_replicas(world: &World, t: i64) -> i32 {
     world
+        .clone()
         .snapshot(t)
         .scale
         .expect("scale")

@@ -180,7 +180,7 @@ impl FakeApi {
         }
         if method == "GET" && path == format!("/api/v1/namespaces/{ns}/pods") {
             return ResponseTemplate::new(200).set_body_json(json!({
-                "kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": s.pods
+                "kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": &s.pods[..]
             }));
         }
         if method == "GET" && path == format!("/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods") {

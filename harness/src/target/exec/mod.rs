@@ -395,7 +395,7 @@ struct ExecSession {
 #[derive(Default)]
 struct Sent {
     hpa: Option<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>,
-    pods: Option<Vec<k8s_openapi::api::core::v1::Pod>>,
+    pods: Option<std::sync::Arc<Vec<k8s_openapi::api::core::v1::Pod>>>,
 }
 
 impl Sent {
@@ -407,7 +407,12 @@ impl Sent {
         } else {
             self.hpa = Some(snapshot.hpa.clone());
         }
-        if self.pods.as_ref() == Some(&snapshot.pods) {
+        // The world hands out the same list while no pod changed: equal without a look inside.
+        if self
+            .pods
+            .as_ref()
+            .is_some_and(|p| std::sync::Arc::ptr_eq(p, &snapshot.pods) || *p == snapshot.pods)
+        {
             same.push(Unchanged::Pods);
         } else {
             self.pods = Some(snapshot.pods.clone());
@@ -652,7 +657,7 @@ mod tests {
             include_str!("../../../../cases/behavior/policy-walkdown.yaml"),
         )
         .expect("case");
-        let world = crate::world::World::new(&case);
+        let mut world = crate::world::World::new(&case);
         let mut sent = Sent::default();
         let first = world.snapshot(0);
         assert_eq!(sent.unchanged(&first), [], "the first tick is complete");
@@ -668,7 +673,7 @@ mod tests {
         // A pod fewer.
         let mut s = world.snapshot(45);
         s.hpa.status = Some(Default::default());
-        s.pods.pop();
+        std::sync::Arc::make_mut(&mut s.pods).pop();
         assert_eq!(sent.unchanged(&s), [Unchanged::Hpa]);
     }
 
