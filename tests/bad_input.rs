@@ -172,6 +172,24 @@ use hpa_conformance_tests::{root, run};
     "memory:",
     "expect.at[1].memory.recommendations[0].at"
 )]
+#[case::other_hpa_with_a_selector_that_does_not_parse(
+    "timeline:\n",
+    "otherHpas:\n- {name: web-2, selector: 'app in (web'}\ntimeline:\n",
+    "web-2",
+    "not a label selector (the other HPA could never register it)"
+)]
+#[case::other_hpa_named_as_the_hpa(
+    "timeline:\n",
+    "otherHpas:\n- {name: web, selector: app=web}\ntimeline:\n",
+    "{name: web, selector",
+    "another HPA needs a name of its own"
+)]
+#[case::other_hpa_listed_twice(
+    "timeline:\n",
+    "otherHpas:\n- {name: web-2, selector: app=web}\n- {name: web-2, selector: app=db}\ntimeline:\n",
+    "app=db",
+    "HPA \"web-2\" is listed twice"
+)]
 fn bad_numbers_are_bad_input_at_their_position(
     #[case] from: &str,
     #[case] to: &str,

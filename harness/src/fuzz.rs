@@ -483,6 +483,7 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
             .chance(0.4)
             .then(crate::case::model::MemorySeed::default),
         hpa,
+        other_hpas: Vec::new(),
         workload: Workload {
             replicas: replicas as i32,
             selector: None,
@@ -499,7 +500,6 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
             },
             initial_pod_age_seconds: pod_age,
             metric_window_seconds: None,
-            also_selected_by: Vec::new(),
             fixed_pods: false,
             listed_newest_first: rng.chance(0.2),
         },

@@ -486,6 +486,7 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
         settings: inputs.settings.clone(),
         memory: None,
         hpa,
+        other_hpas: Vec::new(),
         workload: Workload {
             replicas,
             selector: None,
@@ -498,7 +499,6 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
             startup: Startup::default(),
             initial_pod_age_seconds: None,
             metric_window_seconds: None,
-            also_selected_by: Vec::new(),
             fixed_pods: false,
             listed_newest_first: false,
         },

@@ -183,7 +183,8 @@ pub struct World {
     hpa: HorizontalPodAutoscaler,
     /// The HPA as the case wrote it (patches apply to this, then defaults).
     hpa_written: HorizontalPodAutoscaler,
-    also_selected_by: Vec<String>,
+    /// Other HPAs in the namespace: (`namespace/name`, their selector).
+    other_hpas: Vec<(String, hpa_reference::selector::Selector)>,
     kinds: BTreeMap<String, MetricKind>,
     /// The pod template's revision: new pods are made from it.
     revision: u32,
@@ -295,7 +296,17 @@ impl World {
             update_failures_left: None,
             hpa: case.hpa.clone(),
             hpa_written: case.file.hpa.clone(),
-            also_selected_by: w.also_selected_by.clone(),
+            other_hpas: case
+                .file
+                .other_hpas
+                .iter()
+                .filter_map(|o| {
+                    let ns = case.hpa.metadata.namespace.as_deref().unwrap_or("default");
+                    // The loader rejected a selector that does not parse.
+                    let selector = hpa_reference::selector::parse(&o.selector).ok()?;
+                    Some((format!("{ns}/{}", o.name), selector))
+                })
+                .collect(),
             kinds,
             revision: 0,
             rollout: None,
@@ -1166,6 +1177,7 @@ impl World {
             }),
         };
         let pods = self.pod_objects(t);
+        let other_hpas_selecting_pods = self.other_hpas_selecting(&pods);
         Snapshot {
             t,
             now: instant(t),
@@ -1174,15 +1186,23 @@ impl World {
             scale_update_error: self.update_scale_error.clone(),
             pods,
             metrics: self.metrics_apis(t),
-            other_hpas_selecting_pods: self
-                .also_selected_by
-                .iter()
-                .map(|n| {
-                    let ns = self.hpa.metadata.namespace.as_deref().unwrap_or("default");
-                    format!("{ns}/{n}")
-                })
-                .collect(),
+            other_hpas_selecting_pods,
         }
+    }
+
+    /// The other HPAs whose selectors match any of `pods` (upstream's selector tracker: every
+    /// HPA whose selector selects a pod the HPA's own selector lists).
+    fn other_hpas_selecting(&self, pods: &[Pod]) -> Vec<String> {
+        self.other_hpas
+            .iter()
+            .filter(|(_, selector)| {
+                pods.iter().any(|p| {
+                    let none = BTreeMap::new();
+                    selector.matches(p.metadata.labels.as_ref().unwrap_or(&none))
+                })
+            })
+            .map(|(key, _)| key.clone())
+            .collect()
     }
 
     /// Pods at `t`: (total, ready and running).
@@ -1197,6 +1217,35 @@ impl World {
 mod tests {
     use super::*;
     use std::ops::ControlFlow;
+
+    /// `otherHpas` are matched against the pods' labels at every tick: a broader selector and
+    /// an empty one select them, a disjoint one does not, and none does once no pod is left.
+    #[test]
+    fn other_hpas_select_by_the_pods_labels_at_each_tick() {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../cases/controller/selector-overlap-with-a-broader-selector.yaml"),
+        )
+        .expect("case");
+        let text = text.replace(
+            "- {name: web-backend, selector: 'app=web,tier=backend'}\n",
+            "- {name: web-backend, selector: 'app=web,tier=backend'}\n- {name: any, selector: ''}\n",
+        );
+        let case =
+            crate::case::load_case_text(std::path::Path::new("other.yaml"), &text).expect("case");
+        let mut world = World::new(&case);
+        assert_eq!(
+            world.snapshot(0).other_hpas_selecting_pods,
+            ["default/web-all", "default/any"]
+        );
+        world.set_replicas(0, 15).expect("scale to zero");
+        world.advance(15);
+        assert!(world.snapshot(15).pods.is_empty());
+        assert_eq!(
+            world.snapshot(15).other_hpas_selecting_pods,
+            Vec::<String>::new()
+        );
+    }
 
     /// A pod list handed out again is the list a fresh build gives: over every case of the
     /// corpus (its timelines delete, fail, re-request and roll pods), scaled up and down on the

@@ -445,6 +445,28 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
         c.amount("workload.startup.hotCpu.usage", &hot.usage)?;
     }
 
+    let own = file.hpa.metadata.name.as_deref().unwrap_or_default();
+    for (i, other) in file.other_hpas.iter().enumerate() {
+        if other.name.is_empty() || other.name == own {
+            return Err(c.err(
+                &format!("otherHpas[{i}].name"),
+                format!("another HPA needs a name of its own (not empty, not {own:?})"),
+            ));
+        }
+        if file.other_hpas[..i].iter().any(|o| o.name == other.name) {
+            return Err(c.err(
+                &format!("otherHpas[{i}].name"),
+                format!("HPA {:?} is listed twice", other.name),
+            ));
+        }
+        if let Err(e) = hpa_reference::selector::parse(&other.selector) {
+            return Err(c.err(
+                &format!("otherHpas[{i}].selector"),
+                format!("not a label selector (the other HPA could never register it): {e}"),
+            ));
+        }
+    }
+
     let sync_period = file.settings.sync_period_seconds.unwrap_or(15);
     if sync_period == 0 || i64::from(sync_period) > MAX_VIRTUAL_SECONDS {
         return Err(c.err(

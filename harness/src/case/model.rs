@@ -38,6 +38,12 @@ pub struct CaseFile {
     pub hpa: HorizontalPodAutoscaler,
     /// The scale target and its pods.
     pub workload: Workload,
+    /// Other HPAs in the HPA's namespace, as the controller knows them once it has reconciled
+    /// each: their scale targets' selectors. One whose selector matches this HPA's pods (the
+    /// world matches it against their labels at every tick) makes upstream refuse to scale
+    /// (`AmbiguousSelector`); one that matches none changes nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_hpas: Vec<OtherHpa>,
     /// What happens, at virtual times.
     #[serde(default)]
     pub timeline: Vec<TimelineEntry>,
@@ -49,6 +55,16 @@ pub struct CaseFile {
     pub duration_seconds: Option<u32>,
     /// The expected outcome.
     pub expect: Expectations,
+}
+
+/// Another HPA in the namespace (`otherHpas`).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OtherHpa {
+    /// Its name (not the HPA's own).
+    pub name: String,
+    /// Its scale target's `status.selector`, a label selector (`""` selects every pod).
+    pub selector: String,
 }
 
 /// Where a case's behaviour is stated: a seed document and its section, or an upstream test.
@@ -166,10 +182,6 @@ pub struct Workload {
     /// The sampling window the metrics APIs report, in seconds (default 30).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metric_window_seconds: Option<u32>,
-    /// Names of other HPAs (same namespace) whose selectors also match these pods: upstream then
-    /// refuses to scale (`AmbiguousSelector`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub also_selected_by: Vec<String>,
     /// `true`: the pod list is exactly what the case makes it, as in upstream's unit tests (a fixed
     /// list of pods): a pod marked `deleted`, `Failed` or `Succeeded` is not replaced. By default
     /// the workload's controller replaces it at once, as a ReplicaSet does: a new pod (the

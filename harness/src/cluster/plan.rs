@@ -317,8 +317,10 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             "sets the scale's status.selector to {sel:?}, which a workload controller derives from a valid, non-empty spec.selector on a cluster"
         ));
     }
-    if !f.workload.also_selected_by.is_empty() {
-        return Err("needs other HPAs selecting the same pods (not built on clusters yet)".into());
+    if !f.other_hpas.is_empty() {
+        return Err(
+            "needs other HPAs in the namespace (`otherHpas`; not built on clusters yet)".into(),
+        );
     }
     let r = &case.hpa.spec.scale_target_ref;
     let kind = match (r.api_version.as_deref().unwrap_or(""), r.kind.as_str()) {
