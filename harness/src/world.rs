@@ -194,22 +194,23 @@ pub struct World {
     pods_built: Option<(Vec<PodLook>, Arc<Vec<Pod>>)>,
 }
 
-/// When `p` was deleted as seen at `t` (a pod deleted outright shows the current instant).
-fn deleted_at(p: &SimPod, t: i64) -> Option<i64> {
-    p.deleted
-        .then(|| p.terminating.map_or(t, |(since, _)| since))
-}
-
 /// Everything a pod's object is built from that can differ between pods or ticks (the
 /// template, labels and namespace are the world's and never change).
 #[derive(Debug, Clone, PartialEq)]
 struct PodLook {
     name: String,
     requests: BTreeMap<String, BTreeMap<String, i64>>,
+    at: PodAt,
+}
+
+/// The part of a [`PodLook`] that is derived from the pod and the instant (no allocation).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PodAt {
     phase: Phase,
     ready: (bool, i64),
     start: i64,
     no_ready_condition: bool,
+    /// When it was deleted as seen at the instant (a pod deleted outright shows the instant).
     deleted_at: Option<i64>,
 }
 
@@ -263,6 +264,7 @@ impl World {
             kinds.entry(key).or_insert(kind);
         }
         let age = i64::from(w.initial_pod_age_seconds.unwrap_or(3600));
+        let namespace = case.hpa.metadata.namespace.as_deref().unwrap_or("default");
         let mut world = World {
             selector: w.selector.clone().unwrap_or_else(|| format!("app={name}")),
             name,
@@ -301,10 +303,9 @@ impl World {
                 .other_hpas
                 .iter()
                 .filter_map(|o| {
-                    let ns = case.hpa.metadata.namespace.as_deref().unwrap_or("default");
                     // The loader rejected a selector that does not parse.
                     let selector = hpa_reference::selector::parse(&o.selector).ok()?;
-                    Some((format!("{ns}/{}", o.name), selector))
+                    Some((format!("{namespace}/{}", o.name), selector))
                 })
                 .collect(),
             kinds,
@@ -809,33 +810,41 @@ impl World {
         )
     }
 
+    /// The time-derived part of how `p` looks at `t`.
+    fn pod_at(&self, p: &SimPod, t: i64) -> PodAt {
+        PodAt {
+            phase: self.phase_at(p, t),
+            ready: self.ready_at(p, t),
+            start: self.start_of(p),
+            no_ready_condition: p.no_ready_condition,
+            deleted_at: p
+                .deleted
+                .then(|| p.terminating.map_or(t, |(since, _)| since)),
+        }
+    }
+
     /// How `p` looks at `t`: what its object is built from.
     fn look(&self, p: &SimPod, t: i64) -> PodLook {
         PodLook {
             name: p.name.clone(),
             requests: p.requests.clone(),
-            phase: self.phase_at(p, t),
-            ready: self.ready_at(p, t),
-            start: self.start_of(p),
-            no_ready_condition: p.no_ready_condition,
-            deleted_at: deleted_at(p, t),
+            at: self.pod_at(p, t),
         }
     }
 
     /// Whether `p` at `t` still looks as `l` (without building anything).
     fn looks_as(&self, p: &SimPod, t: i64, l: &PodLook) -> bool {
-        l.name == p.name
-            && l.requests == p.requests
-            && l.phase == self.phase_at(p, t)
-            && l.ready == self.ready_at(p, t)
-            && l.start == self.start_of(p)
-            && l.no_ready_condition == p.no_ready_condition
-            && l.deleted_at == deleted_at(p, t)
+        l.name == p.name && l.requests == p.requests && l.at == self.pod_at(p, t)
     }
 
     fn pod_object(&self, p: &PodLook, labels: &BTreeMap<String, String>) -> Pod {
-        let phase = p.phase;
-        let (ready, since) = p.ready;
+        let PodAt {
+            phase,
+            ready: (ready, since),
+            start,
+            no_ready_condition,
+            deleted_at,
+        } = p.at;
         let container = |c: &ContainerRequests, restart_policy: Option<String>| Container {
             name: c.name.clone(),
             restart_policy,
@@ -865,7 +874,7 @@ impl World {
                 name: Some(p.name.clone()),
                 namespace: self.hpa.metadata.namespace.clone(),
                 labels: Some(labels.clone()),
-                deletion_timestamp: p.deleted_at.map(|at| kube_time(instant(at))),
+                deletion_timestamp: deleted_at.map(|at| kube_time(instant(at))),
                 ..ObjectMeta::default()
             },
             spec: Some(PodSpec {
@@ -902,8 +911,8 @@ impl World {
                     }
                     .into(),
                 ),
-                start_time: (phase != Phase::Pending).then(|| kube_time(instant(p.start))),
-                conditions: (!p.no_ready_condition).then(|| {
+                start_time: (phase != Phase::Pending).then(|| kube_time(instant(start))),
+                conditions: (!no_ready_condition).then(|| {
                     vec![PodCondition {
                         type_: "Ready".into(),
                         status: if ready { "True" } else { "False" }.into(),
