@@ -190,6 +190,30 @@ use hpa_conformance_tests::{root, run};
     "app=db",
     "HPA \"web-2\" is listed twice"
 )]
+#[case::hpa_alongside_named_as_the_hpa(
+    "timeline:\n",
+    "alongside:\n- hpa: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, metadata: {name: web}, spec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: db}, maxReplicas: 5}}\n  workload: {replicas: 1, pod: {containers: [{name: app, requests: {cpu: 500m}}]}}\ntimeline:\n",
+    "metadata: {name: web}",
+    "HPA \"web\" is in the case twice"
+)]
+#[case::hpa_alongside_scaling_the_same_workload(
+    "timeline:\n",
+    "alongside:\n- hpa: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, metadata: {name: db}, spec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}, maxReplicas: 5}}\n  workload: {replicas: 1, pod: {containers: [{name: app, requests: {cpu: 500m}}]}}\ntimeline:\n",
+    "metadata: {name: db}",
+    "scale target \"web\" is in the case twice"
+)]
+#[case::bad_quantity_in_the_load_of_an_hpa_alongside(
+    "timeline:\n",
+    "alongside:\n- hpa: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, metadata: {name: db}, spec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: db}, maxReplicas: 5}}\n  workload: {replicas: 1, pod: {containers: [{name: app, requests: {cpu: 500m}}]}}\n  timeline:\n  - at: 0\n    load: {metric: cpu, total: 5x}\ntimeline:\n",
+    "total: 5x",
+    "invalid quantity \"5x\""
+)]
+#[case::hpa_alongside_rejected_by_validation(
+    "timeline:\n",
+    "alongside:\n- workload: {replicas: 1, pod: {containers: [{name: app, requests: {cpu: 500m}}]}}\n  hpa:\n    apiVersion: autoscaling/v2\n    kind: HorizontalPodAutoscaler\n    metadata: {name: db}\n    spec:\n      scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: db}\n      maxReplicas: 0\ntimeline:\n",
+    "maxReplicas: 0",
+    "HPA rejected by API validation"
+)]
 fn bad_numbers_are_bad_input_at_their_position(
     #[case] from: &str,
     #[case] to: &str,

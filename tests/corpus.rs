@@ -25,7 +25,17 @@ fn corpus_case(path: &Path) -> datatest_stable::Result<()> {
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
     settings.set_description(format!("{}: {}", case.file.name, case.file.title));
-    settings.bind(|| insta::assert_yaml_snapshot!(name, &result.trace));
+    if result.alongside.is_empty() {
+        settings.bind(|| insta::assert_yaml_snapshot!(name, &result.trace));
+    } else {
+        // The case's HPA first, then each HPA alongside, by name.
+        let mut traces = vec![(
+            case.file.hpa.metadata.name.clone().unwrap_or_default(),
+            &result.trace,
+        )];
+        traces.extend(result.alongside.iter().map(|a| (a.hpa.clone(), &a.trace)));
+        settings.bind(|| insta::assert_yaml_snapshot!(name, &traces));
+    }
     match result.outcome {
         Outcome::Passed | Outcome::Skipped(_) => Ok(()),
         Outcome::Failed(failures) => {

@@ -484,6 +484,7 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
             .then(crate::case::model::MemorySeed::default),
         hpa,
         other_hpas: Vec::new(),
+        alongside: Vec::new(),
         workload: Workload {
             replicas: replicas as i32,
             selector: None,

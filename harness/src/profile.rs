@@ -141,6 +141,7 @@ mod tests {
             file: String::new(),
             outcome,
             trace: Vec::new(),
+            alongside: Vec::new(),
             elapsed: Duration::ZERO,
             diagnostics: None,
         }

@@ -184,8 +184,9 @@ pub struct Hello {
     /// from `replicas` is its default profile. Names this harness does not know are ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub levels: Option<Vec<String>>,
-    /// The features it has (`behavior`, `containerResource`, `memorySeeding`, `memoryReport`;
-    /// see `hpa_harness::case::features`); absent: all of them but `memoryReport`, which is only
+    /// The features it has (`behavior`, `containerResource`, `memorySeeding`, `memoryReport`,
+    /// `severalHpas`; see `hpa_harness::case::features`); absent: all of them but
+    /// `memoryReport` and `severalHpas`, which are only
     /// ever declared. A case that needs a feature not listed is skipped with the reason. Names
     /// this harness does not know are ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -220,10 +221,11 @@ impl Hello {
     pub fn declared_features(&self) -> std::collections::BTreeSet<crate::case::features::Feature> {
         use crate::case::features::Feature;
         let mut set: std::collections::BTreeSet<Feature> = match &self.features {
-            // memoryReport came later: an implementation that lists nothing never reports.
+            // memoryReport and severalHpas came later: an implementation that lists nothing
+            // has neither.
             None => Feature::ALL
                 .into_iter()
-                .filter(|f| *f != Feature::MemoryReport)
+                .filter(|f| !f.only_declared())
                 .collect(),
             Some(names) => names.iter().filter_map(|n| Feature::from_name(n)).collect(),
         };

@@ -31,6 +31,19 @@ pub struct Failure {
     pub expected: String,
     /// Actual.
     pub actual: String,
+    /// The HPA alongside the case's own whose expectation it is (`None`: the case's HPA).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hpa: Option<String>,
+}
+
+impl Failure {
+    /// What was checked, for people: the check, after the HPA's name when it is one alongside.
+    pub fn what(&self) -> String {
+        match &self.hpa {
+            Some(name) => format!("HPA {name}: {}", self.check),
+            None => self.check.clone(),
+        }
+    }
 }
 
 /// How a case ended.
@@ -59,6 +72,8 @@ pub struct CaseResult {
     pub outcome: Outcome,
     /// Its trace (possibly partial when errored).
     pub trace: Vec<TickTrace>,
+    /// The traces of the HPAs alongside (`alongside`), in the case's order.
+    pub alongside: Vec<AlongsideTrace>,
     /// Wall time.
     pub elapsed: Duration,
     /// What the implementation said for people (e.g. the tail of its stderr) when its case
@@ -81,10 +96,20 @@ impl CaseResult {
             file: case.path.display().to_string(),
             outcome,
             trace,
+            alongside: Vec::new(),
             elapsed: started.elapsed(),
             diagnostics,
         }
     }
+}
+
+/// The trace of an HPA reconciled beside the case's own.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AlongsideTrace {
+    /// Its name.
+    pub hpa: String,
+    /// Its ticks.
+    pub trace: Vec<TickTrace>,
 }
 
 /// One tick as the runner observed it: its trace line and everything the target did.
@@ -195,6 +220,7 @@ pub fn fail(
         check: check.into(),
         expected: expected.to_string(),
         actual: actual.to_string(),
+        hpa: None,
     }
 }
 
@@ -635,19 +661,43 @@ pub(crate) fn drive<B>(
     case: &Case,
     mut tick: impl FnMut(&mut World, i64) -> ControlFlow<B>,
 ) -> ControlFlow<B> {
-    let mut world = World::new(case);
-    let period = i64::from(case.sync_period);
-    let mut applied = 0usize;
-    let mut timeline: Vec<_> = case.file.timeline.iter().collect();
-    timeline.sort_by_key(|e| e.at);
+    drive_all(&[case], |_, worlds, t| tick(&mut worlds[0], t))
+}
+
+/// [`drive`] for several HPAs in one namespace (a case and its `alongside`, loaded as cases):
+/// a world each, all advanced to each tick's time, then handed to `tick` one by one, in order,
+/// with the index of the one whose turn it is.
+pub(crate) fn drive_all<B>(
+    cases: &[&Case],
+    mut tick: impl FnMut(usize, &mut [World], i64) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    let Some(first) = cases.first() else {
+        return ControlFlow::Continue(());
+    };
+    let mut worlds: Vec<World> = cases.iter().map(|c| World::new(c)).collect();
+    let timelines: Vec<Vec<&crate::case::model::TimelineEntry>> = cases
+        .iter()
+        .map(|c| {
+            let mut timeline: Vec<_> = c.file.timeline.iter().collect();
+            timeline.sort_by_key(|e| e.at);
+            timeline
+        })
+        .collect();
+    let mut applied = vec![0usize; cases.len()];
+    let period = i64::from(first.sync_period);
     let mut t = 0i64;
-    while t <= i64::from(case.duration) {
-        while applied < timeline.len() && i64::from(timeline[applied].at) <= t {
-            world.apply(timeline[applied], t);
-            applied += 1;
+    while t <= i64::from(first.duration) {
+        for (i, world) in worlds.iter_mut().enumerate() {
+            let timeline = &timelines[i];
+            while applied[i] < timeline.len() && i64::from(timeline[applied[i]].at) <= t {
+                world.apply(timeline[applied[i]], t);
+                applied[i] += 1;
+            }
+            world.advance(t);
         }
-        world.advance(t);
-        tick(&mut world, t)?;
+        for i in 0..worlds.len() {
+            tick(i, &mut worlds, t)?;
+        }
         t += period;
     }
     ControlFlow::Continue(())
@@ -731,11 +781,20 @@ pub fn run_case_judged(
         );
         return (result(Outcome::Skipped(why), Vec::new(), None), judged);
     }
-    let mut ticks: Vec<TickRecord> = Vec::new();
-    let stopped = drive(case, |world, t| {
+    let cases: Vec<&Case> = std::iter::once(case).chain(&case.members).collect();
+    let several = cases.len() > 1;
+    let mut ticks: Vec<Vec<TickRecord>> = vec![Vec::new(); cases.len()];
+    let stopped = drive_all(&cases, |i, worlds, t| {
+        let world = &mut worlds[i];
         let before = world.replicas();
         let pods = world.pod_counts(t);
-        let snapshot = world.snapshot(t);
+        let mut snapshot = world.snapshot(t);
+        if several {
+            // Every HPA sees the namespace's pods; its selector picks its own.
+            let all: Vec<_> = worlds.iter_mut().flat_map(|w| w.pods(t).to_vec()).collect();
+            snapshot.pods = std::sync::Arc::new(all);
+        }
+        let world = &mut worlds[i];
         let outcome = match session.tick(&snapshot) {
             Ok(o) => o,
             // The target's message already carries its diagnostics.
@@ -752,27 +811,57 @@ pub fn run_case_judged(
         if opts.pods {
             trace.detail.pods = crate::podstate::pod_states(&snapshot);
         }
-        ticks.push(TickRecord { trace, outcome });
+        ticks[i].push(TickRecord { trace, outcome });
         ControlFlow::Continue(())
     });
+    let mut members = ticks.split_off(1);
+    let ticks = ticks.pop().unwrap_or_default();
+    let alongside = |members: &mut Vec<Vec<TickRecord>>| -> Vec<AlongsideTrace> {
+        case.members
+            .iter()
+            .zip(members.drain(..))
+            .map(|(m, records)| AlongsideTrace {
+                hpa: hpa_name(m),
+                trace: records.into_iter().map(|r| r.trace).collect(),
+            })
+            .collect()
+    };
     if let ControlFlow::Break((outcome, diagnostics)) = stopped {
-        return (result(outcome, ticks, diagnostics), judged);
+        let mut r = result(outcome, ticks, diagnostics);
+        r.alongside = alongside(&mut members);
+        return (r, judged);
     }
     let finished = session.finish();
     let diagnostics = session.diagnostics();
     drop(session);
     let mut failures = check_expectations(&case.file.expect, &ticks);
+    failures.retain(|f| Profile::of_check(&f.check) <= profile);
+    for (m, records) in case.members.iter().zip(&members) {
+        let name = hpa_name(m);
+        for mut f in check_expectations(&m.file.expect, records) {
+            if Profile::of_check(&f.check) <= profile {
+                f.hpa = Some(name.clone());
+                failures.push(f);
+            }
+        }
+    }
     if let Err(e) = finished {
         failures.push(fail(None, "after stop", "exit with status 0", e.message));
     }
-    failures.retain(|f| Profile::of_check(&f.check) <= profile);
     let outcome = if failures.is_empty() {
         Outcome::Passed
     } else {
         Outcome::Failed(failures)
     };
     let diagnostics = diagnostics.filter(|_| !matches!(outcome, Outcome::Passed));
-    (result(outcome, ticks, diagnostics), judged)
+    let mut r = result(outcome, ticks, diagnostics);
+    r.alongside = alongside(&mut members);
+    (r, judged)
+}
+
+/// The name of a case's HPA.
+fn hpa_name(case: &Case) -> String {
+    case.file.hpa.metadata.name.clone().unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -487,6 +487,7 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
         memory: None,
         hpa,
         other_hpas: Vec::new(),
+        alongside: Vec::new(),
         workload: Workload {
             replicas,
             selector: None,

@@ -1143,7 +1143,7 @@ impl World {
     }
 
     /// The pod objects at `t`: the list last handed out while every pod looks as it did then.
-    fn pod_objects(&mut self, t: i64) -> Arc<Vec<Pod>> {
+    pub fn pods(&mut self, t: i64) -> Arc<Vec<Pod>> {
         if let Some((looks, pods)) = &self.pods_built
             && looks.len() == self.pods.len()
             && self
@@ -1185,7 +1185,7 @@ impl World {
                 }),
             }),
         };
-        let pods = self.pod_objects(t);
+        let pods = self.pods(t);
         let other_hpas_selecting_pods = self.other_hpas_selecting(&pods);
         Snapshot {
             t,

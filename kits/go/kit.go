@@ -59,7 +59,9 @@ type Implementation interface {
 	Start(start *protocol.Start) (Session, Info, error)
 }
 
-// Session decides the ticks of one case, keeping its memory between them.
+// Session decides the ticks of one case, keeping its memory between them. A case with HPAs
+// alongside its own (only to an implementation declaring protocol.FeatureSeveralHPAs) ticks
+// several HPAs in one Session: keep each one's memory under its namespace/name.
 type Session interface {
 	// Tick decides one tick: read the world through w's clients, write through them.
 	Tick(w *World) error

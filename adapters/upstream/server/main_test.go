@@ -162,4 +162,3 @@ func TestServeStepProtocol(t *testing.T) {
 		}
 	}
 }
-

@@ -149,7 +149,7 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Ou
 		FeatureGates:   gates,
 		MemorySeeding:  true,
 		Levels:         []string{"replicas", "status", "full"},
-		Features:       []string{"behavior", "containerResource", "memorySeeding", "memoryReport"},
+		Features:       []string{"behavior", "containerResource", "memorySeeding", "memoryReport", "severalHpas"},
 		ManyCases:      ManyCases,
 		DeltaTicks:     DeltaTicks,
 	}); err != nil {

@@ -9,6 +9,7 @@
 //! | `containerResource` | has a `ContainerResource` metric (in `hpa` or an `hpaPatch`) |
 //! | `memorySeeding` | seeds the controller's memory with a recorded recommendation or scale event (`memory:` with entries); a memory that records nothing — "seen before, nothing recorded" — needs no seeding: every implementation starts that way |
 //! | `memoryReport` | expects the controller's memory after a tick (`expect.at[].memory`): the implementation reports it in each `result` when `start.reportMemory` asks |
+//! | `severalHpas` | reconciles more HPAs beside its own (`alongside`): one session carries ticks of several HPAs (told apart by `namespace/name`), each kept in its own memory, with every pod of the namespace in each tick |
 //!
 //! Feature gates (scale-to-zero, configurable tolerance, pod-level resources) are not features:
 //! they have their own rules ([`super::gates`]).
@@ -36,16 +37,25 @@ pub enum Feature {
     MemorySeeding,
     /// Reporting the memory after each tick, for `expect.at[].memory`.
     MemoryReport,
+    /// Several HPAs in one session (`alongside`).
+    SeveralHpas,
 }
 
 impl Feature {
     /// Every feature.
-    pub const ALL: [Feature; 4] = [
+    pub const ALL: [Feature; 5] = [
         Feature::Behavior,
         Feature::ContainerResource,
         Feature::MemorySeeding,
         Feature::MemoryReport,
+        Feature::SeveralHpas,
     ];
+
+    /// Whether an implementation has it only when it says so (`hello.features` listed): an
+    /// implementation that lists no features has every feature but these, which came later.
+    pub fn only_declared(self) -> bool {
+        matches!(self, Feature::MemoryReport | Feature::SeveralHpas)
+    }
 
     /// Its name in `hello.features`.
     pub fn as_str(self) -> &'static str {
@@ -54,6 +64,7 @@ impl Feature {
             Feature::ContainerResource => "containerResource",
             Feature::MemorySeeding => "memorySeeding",
             Feature::MemoryReport => "memoryReport",
+            Feature::SeveralHpas => "severalHpas",
         }
     }
 
@@ -113,6 +124,9 @@ pub fn features_needed(
     }
     if let Some(i) = file.expect.at.iter().position(|x| x.memory.is_some()) {
         out.push((Feature::MemoryReport, format!("expect.at[{i}].memory")));
+    }
+    if !file.alongside.is_empty() {
+        out.push((Feature::SeveralHpas, "alongside".into()));
     }
     out
 }

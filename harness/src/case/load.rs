@@ -74,6 +74,9 @@ pub struct Case {
     /// The implementation features the case needs, each with the field that needs it
     /// ([`super::features`]).
     pub features: Vec<(Feature, String)>,
+    /// The HPAs alongside (`alongside`), each loaded as a case of its own: the case's file with
+    /// the member's HPA, workload, timeline and expectations, and the case's duration.
+    pub members: Vec<Case>,
 }
 
 impl Case {
@@ -131,15 +134,23 @@ pub fn store_as_api_server(hpa: &mut HorizontalPodAutoscaler) {
 struct Checker<'a> {
     path: &'a Path,
     index: &'a Index,
+    /// Where the part being checked is in the file: `""` for the case, `alongside[i].` for an
+    /// HPA beside it.
+    prefix: String,
 }
 
 impl Checker<'_> {
     fn err(&self, at: &str, reason: impl Into<String>) -> LoadError {
         LoadError {
             path: self.path.to_path_buf(),
-            pos: self.index.locate(at),
+            pos: self.index.locate(&self.here(at)),
             reason: reason.into(),
         }
+    }
+
+    /// The path of `at` in the file.
+    fn here(&self, at: &str) -> String {
+        format!("{}{at}", self.prefix)
     }
 
     /// A quantity's milli-value as upstream's controller reads it from an object
@@ -320,28 +331,25 @@ pub fn load_case(path: &Path) -> Result<Case, LoadError> {
 /// Keys present in the YAML under `at` that the typed value `known` (its round trip) lacks:
 /// fields the Kubernetes types ignore silently. The first is an error at its position.
 fn strict(c: &Checker<'_>, at: &str, known: &serde_json::Value) -> Result<(), LoadError> {
-    let Some(node) = c.index.node(at) else {
+    let here = c.here(at);
+    let Some(node) = c.index.node(&here) else {
         return Ok(());
     };
-    match yaml::unknown_fields(at, node, known).first() {
-        Some(first) => Err(c.err(
-            first,
-            format!(
+    match yaml::unknown_fields(&here, node, known).first() {
+        Some(first) => Err(LoadError {
+            path: c.path.to_path_buf(),
+            pos: c.index.locate(first),
+            reason: format!(
                 "unknown field `{}`",
                 first.rsplit('.').next().unwrap_or(first)
             ),
-        )),
+        }),
         None => Ok(()),
     }
 }
 
 /// Loads and checks a case from its text; `path` names it in errors and results.
 pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
-    let at_start = |reason: String| LoadError {
-        path: path.to_path_buf(),
-        pos: Pos { line: 1, column: 1 },
-        reason,
-    };
     let yaml_err = |e: yaml::YamlError| LoadError {
         path: path.to_path_buf(),
         pos: e.pos,
@@ -352,11 +360,105 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
     let c = Checker {
         path,
         index: &index,
+        prefix: String::new(),
+    };
+    let mut case = check_file(&c, file)?;
+    if case.file.alongside.is_empty() {
+        return Ok(case);
+    }
+    if case.file.expect.rejected.is_some() {
+        return Err(c.err(
+            "expect.rejected",
+            "a rejected HPA reaches no controller: a case with HPAs alongside expects ticks",
+        ));
+    }
+    let namespace = |h: &HorizontalPodAutoscaler| {
+        h.metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into())
+    };
+    let ns = namespace(&case.hpa);
+    let mut names = vec![case.file.hpa.metadata.name.clone().unwrap_or_default()];
+    let mut targets = vec![case.file.hpa.spec.scale_target_ref.name.clone()];
+    for (i, member) in case.file.alongside.iter().enumerate() {
+        let c = Checker {
+            path,
+            index: &index,
+            prefix: format!("alongside[{i}]."),
+        };
+        if member.expect.rejected.is_some() {
+            return Err(c.err(
+                "expect.rejected",
+                "a rejected HPA reaches no controller: an HPA alongside expects ticks",
+            ));
+        }
+        let name = member.hpa.metadata.name.clone().unwrap_or_default();
+        if names.contains(&name) {
+            return Err(c.err(
+                "hpa.metadata.name",
+                format!("HPA {name:?} is in the case twice: each HPA needs a name of its own"),
+            ));
+        }
+        let target = member.hpa.spec.scale_target_ref.name.clone();
+        if targets.contains(&target) {
+            return Err(c.err(
+                "hpa.spec.scaleTargetRef.name",
+                format!("scale target {target:?} is in the case twice: each HPA alongside scales a workload of its own"),
+            ));
+        }
+        if namespace(&member.hpa) != ns {
+            return Err(c.err(
+                "hpa.metadata.namespace",
+                format!("the HPAs of a case share one namespace ({ns:?})"),
+            ));
+        }
+        names.push(name);
+        targets.push(target);
+        let mut file = case.file.clone();
+        file.hpa = member.hpa.clone();
+        file.workload = member.workload.clone();
+        file.timeline = member.timeline.clone();
+        file.expect = member.expect.clone();
+        file.alongside = Vec::new();
+        file.other_hpas = Vec::new();
+        file.memory = None;
+        // The case's duration, when it gives one, must cover this HPA's times too.
+        let built = check_file(&c, file)?;
+        for (f, at) in &built.features {
+            if !case.features.iter().any(|(g, _)| g == f) {
+                case.features.push((*f, format!("alongside[{i}].{at}")));
+            }
+        }
+        for (gate, used) in &built.gates {
+            case.gates
+                .entry(gate.clone())
+                .or_insert_with(|| used.clone());
+        }
+        case.duration = case.duration.max(built.duration);
+        case.members.push(built);
+    }
+    let duration = case.duration;
+    for m in &mut case.members {
+        m.duration = duration;
+    }
+    Ok(case)
+}
+
+/// Checks a case's HPA, workload, timeline and expectations (those of an HPA alongside when
+/// `c` has its prefix) and builds the loaded case.
+fn check_file(c: &Checker<'_>, file: CaseFile) -> Result<Case, LoadError> {
+    let path = c.path;
+    let index = c.index;
+    let at_start = |reason: String| LoadError {
+        path: path.to_path_buf(),
+        pos: Pos { line: 1, column: 1 },
+        reason,
     };
 
     // Fields the Kubernetes types do not know (k8s-openapi ignores them silently).
     let known = serde_json::to_value(&file.hpa).map_err(|e| at_start(e.to_string()))?;
-    strict(&c, "hpa", &known)?;
+    strict(c, "hpa", &known)?;
 
     if file.name.trim().is_empty() {
         return Err(c.err("name", "name must not be empty"));
@@ -555,10 +657,10 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
         c.time(&format!("{at}.at"), i64::from(e.at))?;
         later(i64::from(e.at), format!("{at}.at"));
         if let Some(l) = &e.load {
-            check_load(&c, &format!("{at}.load"), l, &keys, &container_names)?;
+            check_load(c, &format!("{at}.load"), l, &keys, &container_names)?;
         }
         for (j, l) in e.loads.iter().enumerate() {
-            check_load(&c, &format!("{at}.loads[{j}]"), l, &keys, &container_names)?;
+            check_load(c, &format!("{at}.loads[{j}]"), l, &keys, &container_names)?;
         }
         if let Some(r) = e.set_replicas {
             c.replicas(&format!("{at}.setReplicas"), r)?;
@@ -598,12 +700,7 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
                 ));
             }
             if let Some(requests) = &p.requests {
-                check_requests(
-                    &c,
-                    &format!("{at}.pods.requests"),
-                    requests,
-                    &template_names,
-                )?;
+                check_requests(c, &format!("{at}.pods.requests"), requests, &template_names)?;
             }
         }
         if let Some(r) = &e.rollout {
@@ -641,7 +738,7 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
             }
             if let Some(requests) = &r.requests {
                 let place = format!("{here}.requests");
-                check_requests(&c, &place, requests, &template_names)?;
+                check_requests(c, &place, requests, &template_names)?;
                 for (name, reqs) in requests {
                     let container = template.iter().find(|t| &t.name == name);
                     for res in reqs.keys() {
@@ -720,7 +817,7 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
         patched = try_patch(&patched, patch)
             .map_err(|e| c.err(&at, format!("the patched HPA is not an HPA: {e}")))?;
         let known = serde_json::to_value(&patched).map_err(|e| at_start(e.to_string()))?;
-        strict(&c, &at, &known)?;
+        strict(c, &at, &known)?;
         let errors = validate_hpa(
             &patched,
             ValidationOptions {
@@ -857,5 +954,6 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
         hpa,
         sync_period,
         duration,
+        members: Vec::new(),
     })
 }

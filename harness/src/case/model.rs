@@ -44,6 +44,15 @@ pub struct CaseFile {
     /// (`AmbiguousSelector`); one that matches none changes nothing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_hpas: Vec<OtherHpa>,
+    /// More HPAs in the same namespace, reconciled by the same controller: each with its own
+    /// scale target, pods, timeline and expectations. At every sync period the controller
+    /// reconciles `hpa` first, then these in the order listed (a real controller takes them
+    /// off its work queue in an order it does not promise), and every one sees all the
+    /// namespace's pods. The controller keeps each one's memory apart, and learns each one's
+    /// selector when it first reconciles it: pods selected by more than one make upstream refuse
+    /// to scale (`AmbiguousSelector`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alongside: Vec<AlongsideHpa>,
     /// What happens, at virtual times.
     #[serde(default)]
     pub timeline: Vec<TimelineEntry>,
@@ -54,6 +63,23 @@ pub struct CaseFile {
     #[schemars(range(max = MAX_VIRTUAL_SECONDS))]
     pub duration_seconds: Option<u32>,
     /// The expected outcome.
+    pub expect: Expectations,
+}
+
+/// An HPA reconciled beside the case's own (`alongside`): the same fields as the case's, for it.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AlongsideHpa {
+    /// The HPA exactly as a user writes it: a name and a scale target of its own, in the case
+    /// HPA's namespace.
+    pub hpa: HorizontalPodAutoscaler,
+    /// Its scale target and pods.
+    pub workload: Workload,
+    /// What happens to it, at virtual times.
+    #[serde(default)]
+    pub timeline: Vec<TimelineEntry>,
+    /// Its expected outcome (`rejected` is not allowed here).
+    #[serde(default)]
     pub expect: Expectations,
 }
 

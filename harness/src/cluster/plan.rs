@@ -322,6 +322,12 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             "needs other HPAs in the namespace (`otherHpas`; not built on clusters yet)".into(),
         );
     }
+    if !f.alongside.is_empty() {
+        return Err(
+            "reconciles HPAs alongside its own (`alongside`; the lane builds one HPA per case)"
+                .into(),
+        );
+    }
     let r = &case.hpa.spec.scale_target_ref;
     let kind = match (r.api_version.as_deref().unwrap_or(""), r.kind.as_str()) {
         ("apps/v1", "Deployment") => WorkloadKind::Deployment,

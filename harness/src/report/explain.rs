@@ -405,7 +405,7 @@ pub fn render(case: &Case, result: &CaseResult) -> String {
                     v,
                     "\n  {}: {}: expected {}, got {}",
                     x.t.map_or("whole run".into(), |t| format!("t={t}")),
-                    x.check,
+                    x.what(),
                     x.expected,
                     x.actual
                 );

@@ -214,7 +214,7 @@ fn case_section(r: &CaseResult, case: Option<&Case>, out: &mut String) {
                     out,
                     "<li>{}: {}: expected <b>{}</b>, got <b>{}</b></li>",
                     f.t.map_or("whole run".into(), |t| format!("t={t}")),
-                    escape(&f.check),
+                    escape(&f.what()),
                     escape(&f.expected),
                     escape(&f.actual)
                 );

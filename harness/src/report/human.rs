@@ -26,7 +26,9 @@ fn failure_text(r: &CaseResult, failures: &[Failure], out: &mut String) {
         let _ = writeln!(
             out,
             "    {at}: {}: expected {}, got {}",
-            f.check, f.expected, f.actual
+            f.what(),
+            f.expected,
+            f.actual
         );
     }
     let (first_t, around) = super::around_first_failure(r);

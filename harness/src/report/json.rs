@@ -20,6 +20,9 @@ struct JsonCase<'a> {
     failures: &'a [Failure],
     trajectory: Vec<i32>,
     trace: &'a [TickTrace],
+    /// The traces of the HPAs reconciled beside the case's own (`alongside`), when it has any.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    alongside: &'a [crate::runner::AlongsideTrace],
     diagnostics: Option<&'a str>,
 }
 
@@ -95,6 +98,7 @@ pub fn render(report: &RunReport) -> String {
                 },
                 trajectory: crate::runner::trajectory(&r.trace),
                 trace: &r.trace,
+                alongside: &r.alongside,
                 diagnostics: r.diagnostics.as_deref(),
             })
             .collect(),

@@ -36,7 +36,7 @@ fn failure_line(f: &Failure) -> String {
     format!(
         "{}: {}: expected {}, got {}",
         f.t.map_or("whole run".into(), |t| format!("t={t}")),
-        f.check,
+        f.what(),
         f.expected,
         f.actual
     )

@@ -116,6 +116,7 @@ impl FakeApi {
         state: &mut FakeState,
         method: &str,
         path: &str,
+        label_selector: Option<&str>,
         body: &[u8],
     ) -> ResponseTemplate {
         let Some(s) = state.snapshot.clone() else {
@@ -179,8 +180,23 @@ impl FakeApi {
             };
         }
         if method == "GET" && path == format!("/api/v1/namespaces/{ns}/pods") {
+            // The namespace's pods that the request's label selector selects, as an API server
+            // lists them (a case with HPAs alongside sends every pod of the namespace).
+            let selected: Vec<&k8s_openapi::api::core::v1::Pod> = match label_selector {
+                None => s.pods.iter().collect(),
+                Some(text) => match hpa_reference::selector::parse(text) {
+                    Ok(sel) => {
+                        let none = std::collections::BTreeMap::new();
+                        s.pods
+                            .iter()
+                            .filter(|p| sel.matches(p.metadata.labels.as_ref().unwrap_or(&none)))
+                            .collect()
+                    }
+                    Err(e) => return error(400, &format!("unable to parse requirement: {e}")),
+                },
+            };
             return ResponseTemplate::new(200).set_body_json(json!({
-                "kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": &s.pods[..]
+                "kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": selected
             }));
         }
         if method == "GET" && path == format!("/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods") {
@@ -354,7 +370,18 @@ impl Respond for FakeApi {
             }
             return t;
         }
-        self.route(&mut state, &method, &path, &req.body)
+        let label_selector = req
+            .url
+            .query_pairs()
+            .find(|(k, _)| k == "labelSelector")
+            .map(|(_, v)| v.into_owned());
+        self.route(
+            &mut state,
+            &method,
+            &path,
+            label_selector.as_deref(),
+            &req.body,
+        )
     }
 }
 
@@ -462,8 +489,8 @@ pub struct ApiTarget;
 
 struct ApiSession {
     harness: ApiHarness,
-    /// The HPA's key in the controller's memory, when the case expects the memory.
-    memory_key: Option<String>,
+    /// The case expects the controller's memory (of each tick's HPA).
+    report_memory: bool,
 }
 
 impl Session for ApiSession {
@@ -473,14 +500,20 @@ impl Session for ApiSession {
             .tick(snapshot)
             .map(|(o, _)| o)
             .map_err(|e| TargetError::failed(format!("at t={}: {e}", snapshot.t)))?;
-        if let Some(key) = &self.memory_key {
+        if self.report_memory {
+            let m = &snapshot.hpa.metadata;
+            let key = format!(
+                "{}/{}",
+                m.namespace.as_deref().unwrap_or("default"),
+                m.name.as_deref().unwrap_or_default()
+            );
             outcome.memory = self
                 .harness
                 .ctx
                 .memory
                 .lock()
                 .ok()
-                .and_then(|m| m.get(key).cloned());
+                .and_then(|m| m.get(&key).cloned());
         }
         Ok(outcome)
     }
@@ -511,7 +544,7 @@ impl Target for ApiTarget {
         }
         Ok(Box::new(ApiSession {
             harness: h,
-            memory_key: super::reports_memory(case).then_some(key),
+            report_memory: super::reports_memory(case),
         }))
     }
 }

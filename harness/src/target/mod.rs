@@ -9,12 +9,16 @@
 pub mod api;
 pub mod exec;
 
+use std::collections::BTreeMap;
+
 use hpa_reference::metrics_api::readings;
+use hpa_reference::selector::{self, Selector};
 use hpa_reference::{
     Event, Explanation, FeatureGates, Memory, Observation, PodView, Recommendation, ScaleEvent,
     ScaleView, Settings, decide,
 };
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
+use k8s_openapi::api::core::v1::Pod;
 
 use crate::case::Case;
 use crate::world::{Snapshot, instant};
@@ -154,11 +158,19 @@ pub fn seeded_memory(case: &Case) -> Memory {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CoreTarget;
 
-/// One case on the reference core: its settings and memory.
+/// One case on the reference core: its settings, and its memory of each HPA it has reconciled
+/// (a case with HPAs `alongside` ticks several in one session), with the selector tracker that
+/// tells it which HPAs select the same pods.
 #[derive(Debug, Clone)]
 pub struct CoreSession {
     settings: Settings,
-    memory: Memory,
+    /// The memory to start the first HPA ticked with (taken at its first tick).
+    seed: Option<Memory>,
+    /// Each HPA's memory, by `namespace/name`.
+    memories: BTreeMap<String, Memory>,
+    /// Each reconciled HPA's selector as written and parsed, by `namespace/name` (upstream's
+    /// selector tracker).
+    selectors: BTreeMap<String, (String, Selector)>,
     report_memory: bool,
 }
 
@@ -167,7 +179,9 @@ impl CoreSession {
     pub fn new(settings: Settings, memory: Memory) -> Self {
         CoreSession {
             settings,
-            memory,
+            seed: Some(memory),
+            memories: BTreeMap::new(),
+            selectors: BTreeMap::new(),
             report_memory: false,
         }
     }
@@ -177,27 +191,75 @@ impl CoreSession {
         self.report_memory = report;
         self
     }
+
+    /// The pods the scale's selector selects (as upstream lists them from its pod lister), and
+    /// every HPA, this one included, whose selector matches any of them when more than one
+    /// does (upstream's `AmbiguousSelector`): the HPAs this session reconciled, and the other
+    /// HPAs the world names. Records this HPA's selector first, as upstream does while
+    /// reconciling it.
+    fn select(&mut self, key: &str, s: &Snapshot) -> (Vec<PodView>, Vec<String>) {
+        let selector = s
+            .scale
+            .as_ref()
+            .ok()
+            .and_then(|sc| sc.status.as_ref())
+            .and_then(|st| st.selector.as_deref())
+            .filter(|sel| !sel.is_empty());
+        let Some(sel) = selector else {
+            // No selector: decide reports it before it looks at any pod.
+            return (Vec::new(), Vec::new());
+        };
+        let known = self
+            .selectors
+            .get(key)
+            .filter(|(text, _)| text == sel)
+            .map(|(_, parsed)| parsed.clone());
+        let Some(parsed) = known.or_else(|| selector::parse(sel).ok()) else {
+            // An unparsable selector: decide reports it, and upstream's tracker keeps the last.
+            return (Vec::new(), Vec::new());
+        };
+        self.selectors
+            .insert(key.to_string(), (sel.to_string(), parsed.clone()));
+        static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
+        fn labels(p: &Pod) -> &BTreeMap<String, String> {
+            p.metadata.labels.as_ref().unwrap_or(&NO_LABELS)
+        }
+        let pods: Vec<&Pod> = s
+            .pods
+            .iter()
+            .filter(|p| parsed.matches(labels(p)))
+            .collect();
+        let namespace = key.split_once('/').map_or("default", |(ns, _)| ns);
+        let mut selecting: Vec<String> = self
+            .selectors
+            .iter()
+            .filter(|(k, _)| k.split_once('/').is_some_and(|(ns, _)| ns == namespace))
+            .filter(|(_, (_, sel))| pods.iter().any(|p| sel.matches(labels(p))))
+            .map(|(k, _)| k.clone())
+            .collect();
+        selecting.extend(s.other_hpas_selecting_pods.iter().cloned());
+        selecting.sort();
+        selecting.dedup();
+        if selecting.len() < 2 {
+            selecting.clear();
+        }
+        (pods.into_iter().map(PodView::from_pod).collect(), selecting)
+    }
 }
 
 impl Session for CoreSession {
     fn tick(&mut self, s: &Snapshot) -> Result<TickOutcome, TargetError> {
-        let pods: Vec<PodView> = s.pods.iter().map(PodView::from_pod).collect();
+        let m = &s.hpa.metadata;
+        let key = format!(
+            "{}/{}",
+            m.namespace.as_deref().unwrap_or("default"),
+            m.name.as_deref().unwrap_or_default()
+        );
+        let (pods, selecting) = self.select(&key, s);
         let metrics = readings(
             s.hpa.spec.metrics.as_deref().unwrap_or_default(),
             &s.metrics,
         );
-        // Every HPA whose selector matches these pods, this one included, when others do.
-        let mut selecting: Vec<String> = Vec::new();
-        if !s.other_hpas_selecting_pods.is_empty() {
-            let m = &s.hpa.metadata;
-            selecting.push(format!(
-                "{}/{}",
-                m.namespace.as_deref().unwrap_or("default"),
-                m.name.as_deref().unwrap_or_default()
-            ));
-            selecting.extend(s.other_hpas_selecting_pods.iter().cloned());
-            selecting.sort();
-        }
         let obs = Observation {
             now: s.now,
             hpa: &s.hpa,
@@ -210,18 +272,23 @@ impl Session for CoreSession {
             metrics: &metrics,
             hpas_selecting_pods: &selecting,
         };
-        let plan = decide(&obs, &self.settings, &mut self.memory);
+        if !self.memories.contains_key(&key) {
+            let first = self.seed.take().unwrap_or_default();
+            self.memories.insert(key.clone(), first);
+        }
+        let memory = self.memories.entry(key).or_default();
+        let plan = decide(&obs, &self.settings, memory);
         let write = match (&plan.rescale, &s.scale_update_error) {
             (Some(_), Some(e)) => Err(e.clone()),
             _ => Ok(()),
         };
-        let d = plan.finish(write, &mut self.memory);
+        let d = plan.finish(write, memory);
         Ok(TickOutcome {
             scaled_to: d.scaled_to,
             status: d.status,
             events: d.events,
             explanation: Some(d.explanation),
-            memory: self.report_memory.then(|| self.memory.clone()),
+            memory: self.report_memory.then(|| memory.clone()),
         })
     }
 }

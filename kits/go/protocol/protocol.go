@@ -46,6 +46,10 @@ const (
 	// FeatureMemoryReport: the implementation answers each result with its memory of the HPA
 	// when start.reportMemory asks (cases with expect.at[].memory). Only declared, never assumed.
 	FeatureMemoryReport = "memoryReport"
+	// FeatureSeveralHPAs: one session carries ticks of several HPAs (told apart by their
+	// namespace/name), each with every pod of the namespace; the implementation keeps each HPA's
+	// memory apart and selects its pods by the scale's selector. Only ever declared.
+	FeatureSeveralHPAs = "severalHpas"
 )
 
 // Envelope is any message's kind.

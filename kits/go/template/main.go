@@ -38,7 +38,8 @@ func (implementation) Start(start *protocol.Start) (kit.Session, kit.Info, error
 		Version: "0.1.0",
 		// Declare what your implementation produces and can do (harness/PROTOCOL.md):
 		// levels replicas/status/full, features behavior/containerResource/memorySeeding
-		// (memoryReport needs a session implementing kit.MemoryReporter).
+		// (memoryReport needs a session implementing kit.MemoryReporter; severalHpas a session
+		// that keeps each HPA's memory under its namespace/name and lists pods by selector).
 		Levels:   []string{protocol.LevelReplicas},
 		Features: nil,
 		// Everything of a case lives in its session: one process may serve many cases.

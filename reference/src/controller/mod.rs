@@ -172,13 +172,18 @@ pub async fn reconcile_once(
         .map(|s| ScaleView::from_scale(&s.scale))
         .map_err(Clone::clone);
 
-    // Its pods and the metrics APIs' answers (only when the scale has a selector to list by).
+    // Its pods and the metrics APIs' answers (only when the scale has a selector to list by:
+    // upstream parses it first, and one that does not parse is reported as InvalidSelector,
+    // never sent to the API server, which would refuse the list).
     let selector = scale_view
         .as_ref()
         .ok()
         .and_then(|s| s.selector.clone())
         .filter(|s| !s.is_empty());
-    let (pods, apis, fetch_took) = match &selector {
+    let listable = selector
+        .as_deref()
+        .filter(|sel| crate::selector::parse(sel).is_ok());
+    let (pods, apis, fetch_took) = match listable {
         Some(sel) => {
             let pods = match ctx.pods.list(&ctx.client, &ns, sel).await {
                 Ok(pods) => pods,
