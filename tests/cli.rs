@@ -208,6 +208,48 @@ fn a_failing_case_exits_1_and_shows_expected_versus_actual_with_the_trace() {
 }
 
 #[test]
+fn a_failure_of_an_hpa_alongside_names_it_and_shows_its_trace() {
+    let dir = std::env::temp_dir().join(format!("hpa-conformance-along-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let text =
+        std::fs::read_to_string(root().join("cases/controller/several-hpas-each-kept-apart.yaml"))
+            .expect("case");
+    let broken = text.replacen(
+        "    - t: 60\n      replicas: 6\n      desiredReplicas: 6\n",
+        "    - t: 60\n      replicas: 7\n      desiredReplicas: 6\n",
+        1,
+    );
+    assert_ne!(text, broken);
+    let file = dir.join("alongside-wrong.yaml");
+    std::fs::write(&file, broken).expect("write");
+    let file = file.display().to_string();
+    let (code, out, _) = run(&["run", &file]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("t=60: HPA api: replicas: expected 7, got 6"),
+        "{out}"
+    );
+    // The trace shown is api's (5 -> 6 at t=60), not web's (4 -> 6).
+    assert!(out.contains("trace of HPA api around t=60"), "{out}");
+    assert!(out.contains("5 -> 6"), "{out}");
+    let (code, json, _) = run(&["run", &file, "--format", "json"]);
+    assert_eq!(code, 1, "{json}");
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let case = &doc["cases"][0];
+    assert_eq!(case["failures"][0]["hpa"], "api", "{json}");
+    assert_eq!(case["failures"][0]["check"], "replicas", "{json}");
+    let alongside = case["alongside"].as_array().expect("alongside traces");
+    let names: Vec<&str> = alongside.iter().filter_map(|a| a["hpa"].as_str()).collect();
+    assert_eq!(names, ["api", "worker"], "{json}");
+    assert_eq!(
+        alongside[0]["trace"].as_array().map(Vec::len),
+        Some(9),
+        "{json}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn filter_selects_cases_by_name() {
     let (code, out, _) = run(&["run", &path("cases"), "--filter", "policy-walkdown"]);
     assert_eq!(code, 0);

@@ -394,6 +394,16 @@ pub fn render(case: &Case, result: &CaseResult) -> String {
         s.rows.len()
     );
     render_rows(&s.rows, &mut out);
+    // Each HPA alongside the case's own, with its own rows.
+    for (member, a) in case.members.iter().zip(&result.alongside) {
+        let _ = writeln!(
+            out,
+            "\nHPA {} (alongside), {} ticks:\n",
+            a.hpa,
+            a.trace.len()
+        );
+        render_rows(&rows(&a.trace, tolerances(member)), &mut out);
+    }
     let verdict = match &result.outcome {
         Outcome::Passed => "PASSED".to_string(),
         Outcome::Skipped(w) => format!("SKIPPED: {w}"),

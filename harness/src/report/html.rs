@@ -220,11 +220,12 @@ fn case_section(r: &CaseResult, case: Option<&Case>, out: &mut String) {
                 );
             }
             let _ = writeln!(out, "</ul>");
-            let (first, rows) = super::around_first_failure(r);
+            let (first, hpa, rows) = super::around_first_failure(r);
             if !rows.is_empty() {
                 let _ = writeln!(
                     out,
-                    "<p>trace{}:</p>",
+                    "<p>trace{}{}:</p>",
+                    hpa.map_or(String::new(), |name| format!(" of HPA {}", escape(name))),
                     first.map_or(String::new(), |t| format!(" around t={t}"))
                 );
                 let _ = write!(out, "<div class=\"scroll\">");

@@ -31,11 +31,12 @@ fn failure_text(r: &CaseResult, failures: &[Failure], out: &mut String) {
             f.actual
         );
     }
-    let (first_t, around) = super::around_first_failure(r);
+    let (first_t, hpa, around) = super::around_first_failure(r);
     if !around.is_empty() {
         let _ = writeln!(
             out,
-            "    trace{}:",
+            "    trace{}{}:",
+            hpa.map_or(String::new(), |name| format!(" of HPA {name}")),
             first_t.map_or(String::new(), |t| format!(" around t={t}"))
         );
         for tick in around {

@@ -17,22 +17,31 @@ use crate::trace::TickTrace;
 /// How far either side of the first failing tick a report shows the trace, in virtual seconds.
 pub const AROUND_SECONDS: i64 = 60;
 
-/// The first failing tick's time (none when only whole-run checks failed) and the trace rows a
-/// report shows for a failure: those within [`AROUND_SECONDS`] of it, else the whole trace.
-pub fn around_first_failure(r: &CaseResult) -> (Option<i64>, Vec<&TickTrace>) {
-    let first = match &r.outcome {
-        Outcome::Failed(fs) => fs.iter().find_map(|f| f.t),
-        _ => None,
+/// The first failing tick's time (none when only whole-run checks failed), the HPA alongside
+/// whose expectation failed first (none: the case's own), and the rows of that HPA's trace a
+/// report shows for the failure: those within [`AROUND_SECONDS`] of it, else the whole trace.
+pub fn around_first_failure(r: &CaseResult) -> (Option<i64>, Option<&str>, Vec<&TickTrace>) {
+    let failures: &[crate::runner::Failure] = match &r.outcome {
+        Outcome::Failed(fs) => fs,
+        _ => &[],
     };
+    let first = failures
+        .iter()
+        .find(|f| f.t.is_some())
+        .or_else(|| failures.first());
+    let hpa = first.and_then(|f| f.hpa.as_deref());
+    let trace = hpa
+        .and_then(|name| r.alongside.iter().find(|a| a.hpa == name))
+        .map_or(&r.trace, |a| &a.trace);
+    let first = first.and_then(|f| f.t);
     let rows = match first {
-        Some(t) => r
-            .trace
+        Some(t) => trace
             .iter()
             .filter(|x| (x.t - t).abs() <= AROUND_SECONDS)
             .collect(),
-        None => r.trace.iter().collect(),
+        None => trace.iter().collect(),
     };
-    (first, rows)
+    (first, hpa, rows)
 }
 
 /// Everything a run produced.
