@@ -321,19 +321,94 @@ fn event_of(e: &KubeEvent) -> Event {
     }
 }
 
+/// One HPA of a case on the cluster (the case's own, or one alongside): its world, timeline and
+/// workload, and what was seen of it.
+struct Member<'c> {
+    case: &'c Case,
+    plan: &'c Plan,
+    world: World,
+    timeline: Vec<&'c crate::case::model::TimelineEntry>,
+    applied: usize,
+    /// The scale target's name.
+    target: String,
+    /// The label selector of its pods.
+    selector: String,
+    hpa_name: String,
+    observed: Observed,
+    /// The world's time: now, or the time of the latest entry applied early.
+    world_t: i64,
+}
+
+impl<'c> Member<'c> {
+    fn new(case: &'c Case, plan: &'c Plan) -> Self {
+        let world = World::new(case);
+        let mut timeline: Vec<_> = case.file.timeline.iter().collect();
+        timeline.sort_by_key(|e| e.at);
+        let selector = world
+            .pod_template()
+            .0
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        Member {
+            case,
+            plan,
+            world,
+            timeline,
+            applied: 0,
+            target: case.hpa.spec.scale_target_ref.name.clone(),
+            selector,
+            hpa_name: case.hpa.metadata.name.clone().unwrap_or_default(),
+            observed: Observed {
+                initial: case.file.workload.replicas,
+                ..Observed::default()
+            },
+            world_t: 0,
+        }
+    }
+}
+
+/// Merges one HPA's metrics answers into the namespace's (the stub serves them all, each
+/// per-pod answer filtered by the request's selector).
+fn merge_metrics(into: &mut MetricsApis, from: MetricsApis) {
+    into.resource.items.extend(from.resource.items);
+    if into.resource.error.is_none() {
+        into.resource.error = from.resource.error;
+    }
+    for (key, answer) in from.pods {
+        let a = into.pods.entry(key).or_default();
+        a.items.extend(answer.items);
+        if a.error.is_none() {
+            a.error = answer.error;
+        }
+    }
+    for (key, answer) in from.object {
+        into.object.entry(key).or_insert(answer);
+    }
+    for (key, answer) in from.external {
+        into.external.entry(key).or_insert(answer);
+    }
+}
+
 /// Runs the case: sets it up, advances its world on the wall clock while sampling what the
-/// controller does, and tears it down. An error is a problem of the cluster, not of the
-/// controller under test.
-pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, String> {
+/// controller does, and tears it down; what was seen of the case's HPA, then of each HPA
+/// alongside (all in the lane's namespace, under one controller). An error is a problem of the
+/// cluster, not of the controller under test.
+pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observed>, String> {
     let c = lane.client;
     let ns = lane.namespace.as_str();
     let scale = lane.settings.time_scale.max(1);
-    let mut world = World::new(case);
-    let mut timeline: Vec<_> = case.file.timeline.iter().collect();
-    timeline.sort_by_key(|e| e.at);
-    let mut applied = 0;
+    let mut members: Vec<Member<'_>> = std::iter::once(Member::new(case, plan))
+        .chain(
+            case.members
+                .iter()
+                .zip(&plan.members)
+                .map(|(m, p)| Member::new(m, p)),
+        )
+        .collect();
     let mut unregistered = BTreeSet::new();
-    let note = |e: &crate::case::model::TimelineEntry, set: &mut BTreeSet<StubApi>| {
+    let note = |case: &Case, e: &crate::case::model::TimelineEntry, set: &mut BTreeSet<StubApi>| {
         if let Some(m) = &e.metric_error
             && let Some(api) = api_of(case, &m.metric)
         {
@@ -344,52 +419,62 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
             }
         }
     };
-    while applied < timeline.len() && timeline[applied].at == 0 {
-        world.apply(timeline[applied], 0);
-        note(timeline[applied], &mut unregistered);
-        applied += 1;
+    for m in &mut members {
+        while m.applied < m.timeline.len() && m.timeline[m.applied].at == 0 {
+            m.world.apply(m.timeline[m.applied], 0);
+            note(m.case, m.timeline[m.applied], &mut unregistered);
+            m.applied += 1;
+        }
+        let (labels, spec) = m.world.pod_template();
+        k::create_workload(
+            c,
+            ns,
+            m.plan.kind,
+            &m.target,
+            m.world.replicas(),
+            &labels,
+            &spec,
+        )
+        .await?;
     }
-    let target = case.hpa.spec.scale_target_ref.name.clone();
-    let (labels, spec) = world.pod_template();
-    let selector = labels
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(",");
-    k::create_workload(c, ns, plan.kind, &target, world.replicas(), &labels, &spec).await?;
 
-    // Wait for the workload's pods before the clock starts.
-    let want = world.replicas().max(0) as usize;
-    let mut real = Vec::new();
-    for _ in 0..120 {
-        real = live_pods(lane, &selector).await?;
-        if real.len() == want {
-            break;
+    // Wait for the workloads' pods before the clock starts.
+    let mut reals = Vec::new();
+    for m in &members {
+        let want = m.world.replicas().max(0) as usize;
+        let mut real = Vec::new();
+        for _ in 0..120 {
+            real = live_pods(lane, &m.selector).await?;
+            if real.len() == want {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    if real.len() != want {
-        return Err(format!(
-            "the {:?} made {} of its {want} pods in 30 s",
-            plan.kind,
-            real.len()
-        ));
-    }
-    // A steady state, as in the virtual world: the workload's controller has counted its pods
-    // (the scale's status.replicas, which the HPA divides by for AverageValue metrics).
-    let mut counted = -1;
-    for _ in 0..120 {
-        counted = k::get_scale(c, ns, plan.kind, &target).await?.1;
-        if counted == want as i32 {
-            break;
+        if real.len() != want {
+            return Err(format!(
+                "the {:?} {} made {} of its {want} pods in 30 s",
+                m.plan.kind,
+                m.target,
+                real.len()
+            ));
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    if counted != want as i32 {
-        return Err(format!(
-            "the {:?} counts {counted} of its {want} pods after 30 s",
-            plan.kind
-        ));
+        // A steady state, as in the virtual world: the workload's controller has counted its
+        // pods (the scale's status.replicas, which the HPA divides by for AverageValue metrics).
+        let mut counted = -1;
+        for _ in 0..120 {
+            counted = k::get_scale(c, ns, m.plan.kind, &m.target).await?.1;
+            if counted == want as i32 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        if counted != want as i32 {
+            return Err(format!(
+                "the {:?} {} counts {counted} of its {want} pods after 30 s",
+                m.plan.kind, m.target
+            ));
+        }
+        reals.push(real);
     }
 
     // kube-controller-manager first reconciles an HPA one sync period after it appears (its work
@@ -401,35 +486,31 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
     let t0 = create_at + lead;
     let clock = Clock::new(t0, scale);
     let mut written = BTreeMap::new();
-    let snapshot = world.snapshot(0);
-    let names = mirror_pods(lane, &snapshot.pods, &real, &clock, &mut written).await?;
-    let mut last_doc = stub_doc(
-        &real_metrics(&snapshot.metrics, &names, &clock),
-        &real,
-        &unregistered,
-    );
+    let mut apis = MetricsApis::default();
+    for (m, real) in members.iter_mut().zip(&reals) {
+        let snapshot = m.world.snapshot(0);
+        let names = mirror_pods(lane, &snapshot.pods, real, &clock, &mut written).await?;
+        merge_metrics(&mut apis, real_metrics(&snapshot.metrics, &names, &clock));
+    }
+    let all_real: Vec<Pod> = reals.concat();
+    let mut last_doc = stub_doc(&apis, &all_real, &unregistered);
     k::put_stub(c, ns, &last_doc).await?;
     let wait = create_at - wall_micros();
     if wait > 0 {
         tokio::time::sleep(Duration::from_micros(wait as u64)).await;
     }
-    k::create_hpa(c, ns, &plan.hpa).await?;
+    for m in &members {
+        k::create_hpa(c, ns, &m.plan.hpa).await?;
+    }
 
     let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(c.clone(), ns);
     let events_api: Api<KubeEvent> = Api::namespaced(c.clone(), ns);
-    let hpa_name = case.hpa.metadata.name.clone().unwrap_or_default();
-    let mut observed = Observed {
-        initial: case.file.workload.replicas,
-        ..Observed::default()
-    };
     let mut seen_counts: BTreeMap<String, i32> = BTreeMap::new();
     let end = f64::from(case.duration) + lane.tail;
     let cycle = (lane.settings.sync_period / 6)
         .clamp(Duration::from_millis(200), Duration::from_millis(500));
     let mut errors = 0;
     let mut last_events = 0.0f64;
-    // The world's time: now, or the time of the latest entry applied early.
-    let mut world_t = 0i64;
     loop {
         let now = clock.now();
         if now > end {
@@ -441,53 +522,59 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
         let lead = lane.settings.case_sync_period() / 2.0;
         let due = (now + lead).floor() as i64;
         let step: Result<(), String> = async {
-            // The timeline entries due.
-            while applied < timeline.len() && i64::from(timeline[applied].at) <= due {
-                let e = timeline[applied];
-                let at = i64::from(e.at);
-                world.apply(e, at);
-                note(e, &mut unregistered);
-                if e.set_replicas.is_some() {
-                    k::set_replicas(c, ns, plan.kind, &target, world.replicas()).await?;
+            let mut apis = MetricsApis::default();
+            let mut all_real = Vec::new();
+            let mut at = Vec::with_capacity(members.len());
+            for m in &mut members {
+                // The timeline entries due.
+                while m.applied < m.timeline.len() && i64::from(m.timeline[m.applied].at) <= due {
+                    let e = m.timeline[m.applied];
+                    let t = i64::from(e.at);
+                    m.world.apply(e, t);
+                    note(m.case, e, &mut unregistered);
+                    if e.set_replicas.is_some() {
+                        k::set_replicas(c, ns, m.plan.kind, &m.target, m.world.replicas()).await?;
+                    }
+                    if let Some(p) = &e.hpa_patch {
+                        let mut p = p.clone();
+                        scale_behavior(&mut p, scale)?;
+                        k::patch_hpa(c, ns, &m.hpa_name, &p).await?;
+                    }
+                    m.applied += 1;
+                    m.world_t = m.world_t.max(t);
                 }
-                if let Some(p) = &e.hpa_patch {
-                    let mut p = p.clone();
-                    scale_behavior(&mut p, scale)?;
-                    k::patch_hpa(c, ns, &hpa_name, &p).await?;
+                let ti = (now.floor() as i64).max(m.world_t);
+                // The controller's (or a manual) scale write moves the world.
+                let replicas = k::get_scale(c, ns, m.plan.kind, &m.target).await?.0;
+                if replicas != m.world.replicas() {
+                    m.world.set_replicas(replicas, ti).map_err(|e| {
+                        format!("the scale target went to {replicas} replicas: {e}")
+                    })?;
                 }
-                applied += 1;
-                world_t = world_t.max(at);
+                let snapshot = m.world.snapshot(ti);
+                let real = live_pods(lane, &m.selector).await?;
+                let names = mirror_pods(lane, &snapshot.pods, &real, &clock, &mut written).await?;
+                merge_metrics(&mut apis, real_metrics(&snapshot.metrics, &names, &clock));
+                all_real.extend(real);
+                at.push((ti, replicas));
             }
-            let ti = (now.floor() as i64).max(world_t);
-            // The controller's (or a manual) scale write moves the world.
-            let replicas = k::get_scale(c, ns, plan.kind, &target).await?.0;
-            if replicas != world.replicas() {
-                world
-                    .set_replicas(replicas, ti)
-                    .map_err(|e| format!("the scale target went to {replicas} replicas: {e}"))?;
-            }
-            let snapshot = world.snapshot(ti);
-            let real = live_pods(lane, &selector).await?;
-            let names = mirror_pods(lane, &snapshot.pods, &real, &clock, &mut written).await?;
-            let doc = stub_doc(
-                &real_metrics(&snapshot.metrics, &names, &clock),
-                &real,
-                &unregistered,
-            );
+            let doc = stub_doc(&apis, &all_real, &unregistered);
             if doc != last_doc {
                 k::put_stub(c, ns, &doc).await?;
                 last_doc = doc;
             }
-            let hpa = hpas
-                .get(&hpa_name)
-                .await
-                .map_err(|e| format!("reading the HPA: {e}"))?;
-            observed.samples.push(Sample {
-                t: clock.now(),
-                replicas,
-                status: case_status(&hpa.status.unwrap_or_default(), &clock),
-                pods: world.pod_counts(ti),
-            });
+            for (m, (ti, replicas)) in members.iter_mut().zip(at) {
+                let hpa = hpas
+                    .get(&m.hpa_name)
+                    .await
+                    .map_err(|e| format!("reading the HPA {}: {e}", m.hpa_name))?;
+                m.observed.samples.push(Sample {
+                    t: clock.now(),
+                    replicas,
+                    status: case_status(&hpa.status.unwrap_or_default(), &clock),
+                    pods: m.world.pod_counts(ti),
+                });
+            }
             if now - last_events >= f64::from(scale) || now + 1.0 > end {
                 last_events = now;
                 let list = events_api
@@ -502,8 +589,14 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
                     let uid = e.metadata.uid.clone().unwrap_or_default();
                     let count = e.count.unwrap_or(1).max(1);
                     let before = seen_counts.insert(uid, count).unwrap_or(0);
+                    let Some(m) = members
+                        .iter_mut()
+                        .find(|m| e.involved_object.name.as_deref() == Some(m.hpa_name.as_str()))
+                    else {
+                        continue;
+                    };
                     for _ in before..count {
-                        observed.events.push(Occurrence {
+                        m.observed.events.push(Occurrence {
                             t,
                             event: event_of(e),
                         });
@@ -524,7 +617,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Observed, 
         }
         tokio::time::sleep(cycle).await;
     }
-    Ok(observed)
+    Ok(members.into_iter().map(|m| m.observed).collect())
 }
 
 #[cfg(test)]

@@ -373,14 +373,35 @@ async fn run_all_async(
                         &crate::target::CoreTarget,
                         &RunOptions::default(),
                     );
-                    let failures = check::check(&case, &observed, &truth.trace, tolerance);
-                    let trace = check::trace(&observed);
+                    let mut failures = Vec::new();
+                    let mut alongside = Vec::new();
+                    let truths = std::iter::once(&truth.trace)
+                        .chain(truth.alongside.iter().map(|a| &a.trace));
+                    let cases = std::iter::once(&case).chain(&case.members);
+                    for (k, ((c, seen), truth)) in cases.zip(&observed).zip(truths).enumerate() {
+                        let name = c.file.hpa.metadata.name.clone().unwrap_or_default();
+                        for mut f in check::check(c, seen, truth, tolerance) {
+                            if k > 0 {
+                                f.hpa = Some(name.clone());
+                            }
+                            failures.push(f);
+                        }
+                        if k > 0 {
+                            alongside.push(crate::runner::AlongsideTrace {
+                                hpa: name,
+                                trace: check::trace(seen),
+                            });
+                        }
+                    }
+                    let trace = observed.first().map(check::trace).unwrap_or_default();
                     let outcome = if failures.is_empty() {
                         Outcome::Passed
                     } else {
                         Outcome::Failed(failures)
                     };
-                    result(&case, outcome, trace, at)
+                    let mut r = result(&case, outcome, trace, at);
+                    r.alongside = alongside;
+                    r
                 }
             };
             if let Ok(mut p) = progress.lock() {

@@ -168,6 +168,8 @@ pub struct Plan {
     pub hpa: HorizontalPodAutoscaler,
     /// The workload kind to create (`Deployment`, `ReplicaSet`, `ReplicationController`).
     pub kind: WorkloadKind,
+    /// The plans of the HPAs alongside (`alongside`), in the case's order.
+    pub members: Vec<Plan>,
 }
 
 /// The scale targets the lane can create.
@@ -193,6 +195,7 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
         return Ok(Plan {
             hpa: case.hpa.clone(),
             kind: WorkloadKind::Deployment,
+            members: Vec::new(),
         });
     }
     if f.memory.is_some() {
@@ -322,11 +325,20 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             "needs other HPAs in the namespace (`otherHpas`; not built on clusters yet)".into(),
         );
     }
-    if !f.alongside.is_empty() {
-        return Err(
-            "reconciles HPAs alongside its own (`alongside`; the lane builds one HPA per case)"
-                .into(),
-        );
+    let members = case
+        .members
+        .iter()
+        .map(|m| {
+            plan(m, settings, cluster).map_err(|e| {
+                format!(
+                    "HPA {} alongside: {e}",
+                    m.file.hpa.metadata.name.as_deref().unwrap_or_default()
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if !members.is_empty() {
+        alongside_on_a_cluster(case)?;
     }
     let r = &case.hpa.spec.scale_target_ref;
     let kind = match (r.api_version.as_deref().unwrap_or(""), r.kind.as_str()) {
@@ -346,7 +358,61 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
     let mut hpa = serde_json::to_value(&case.file.hpa).map_err(|e| e.to_string())?;
     scale_behavior(&mut hpa, n)?;
     let hpa = serde_json::from_value(hpa).map_err(|e| e.to_string())?;
-    Ok(Plan { hpa, kind })
+    Ok(Plan { hpa, kind, members })
+}
+
+/// Whether a cluster can pose a case's HPAs together: their pods disjoint (with overlapping
+/// selectors the outcome depends on which HPA the controller reconciles first, its work queue's
+/// choice), no metrics API error (the stub's errors are the namespace's, every HPA's), and no
+/// object or external metric two HPAs read under one name (the stub serves one value per name).
+fn alongside_on_a_cluster(case: &Case) -> Result<(), String> {
+    let all: Vec<&Case> = std::iter::once(case).chain(&case.members).collect();
+    let name = |c: &Case| c.file.hpa.metadata.name.clone().unwrap_or_default();
+    let looks: Vec<_> =
+        all.iter()
+            .map(|c| {
+                let labels = crate::world::World::new(c).pod_template().0;
+                let selector =
+                    c.file.workload.selector.clone().unwrap_or_else(|| {
+                        format!("app={}", c.file.hpa.spec.scale_target_ref.name)
+                    });
+                (labels, hpa_reference::selector::parse(&selector).ok())
+            })
+            .collect();
+    for (i, (_, sel)) in looks.iter().enumerate() {
+        for (j, (labels, _)) in looks.iter().enumerate() {
+            if i != j && sel.as_ref().is_some_and(|s| s.matches(labels)) {
+                return Err(format!(
+                    "HPA {}'s selector takes in HPA {}'s pods: on a cluster, which of them the controller reconciles first (and so which may scale once) is its work queue's choice",
+                    name(all[i]),
+                    name(all[j])
+                ));
+            }
+        }
+    }
+    let mut shared: std::collections::BTreeMap<String, String> = Default::default();
+    for c in &all {
+        if let Some(e) = c.file.timeline.iter().find(|e| e.metric_error.is_some()) {
+            return Err(format!(
+                "HPA {} has a metrics API error at t={}, which the metrics stub would give every HPA of the namespace",
+                name(c),
+                e.at
+            ));
+        }
+        for m in c.hpa.spec.metrics.iter().flatten() {
+            if matches!(m.type_.as_str(), "Object" | "External") {
+                let key = crate::case::load::metric_key(m);
+                if let Some(other) = shared.insert(key.clone(), name(c)) {
+                    return Err(format!(
+                        "HPAs {other} and {} both read the {} metric {key}, of which the metrics stub serves one value",
+                        name(c),
+                        m.type_
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every time the case states must be a whole number of cluster seconds at time scale `n`.
@@ -534,10 +600,29 @@ mod tests {
         "fidelity/invalid-selector-message.yaml",
         Err("sets the scale's status.selector to \"app=web,tier in (a b)\"")
     )]
+    #[case::several_hpas_with_disjoint_pods(
+        "controller/several-hpas-each-kept-apart.yaml",
+        Ok(WorkloadKind::Deployment)
+    )]
+    #[case::several_hpas_whose_selectors_overlap(
+        "controller/several-hpas-overlap-first-reconciled-scales-once.yaml",
+        Err("HPA web-all's selector takes in HPA web's pods")
+    )]
     fn scale_targets_the_lane_creates(
         #[case] file: &str,
         #[case] want: Result<WorkloadKind, &str>,
     ) {
+        let (case, settings) = corpus_case(file);
+        let got = plan(&case, &settings, &ClusterSettings::defaults_scaled(1)).map(|p| p.kind);
+        match (got, want) {
+            (Ok(k), Ok(w)) => assert_eq!(k, w),
+            (Err(e), Err(w)) => assert!(e.contains(w), "{e}"),
+            (got, want) => panic!("{file}: got {got:?}, want {want:?}"),
+        }
+    }
+
+    /// A corpus case (path under `cases/`) and the settings it runs with.
+    fn corpus_case(file: &str) -> (Case, Settings) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../cases")
             .join(file);
@@ -548,12 +633,48 @@ mod tests {
             &crate::runner::RunOptions::default(),
         )
         .expect("settings");
-        let got = plan(&case, &settings, &ClusterSettings::defaults_scaled(1)).map(|p| p.kind);
-        match (got, want) {
-            (Ok(k), Ok(w)) => assert_eq!(k, w),
-            (Err(e), Err(w)) => assert!(e.contains(w), "{e}"),
-            (got, want) => panic!("{file}: got {got:?}, want {want:?}"),
-        }
+        (case, settings)
+    }
+
+    #[test]
+    fn hpas_alongside_are_planned_each_or_the_case_is_skipped() {
+        let (case, settings) = corpus_case("controller/several-hpas-each-kept-apart.yaml");
+        let cluster = ClusterSettings::defaults_scaled(5);
+        let p = plan(&case, &settings, &cluster).expect("planned");
+        let names: Vec<_> = p
+            .members
+            .iter()
+            .map(|m| m.hpa.metadata.name.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(names, ["api", "worker"]);
+        // Their behavior is time-scaled like the case's HPA's.
+        let period = |h: &HorizontalPodAutoscaler| {
+            h.spec
+                .behavior
+                .as_ref()
+                .and_then(|b| b.scale_up.as_ref())
+                .and_then(|u| {
+                    u.policies
+                        .as_ref()
+                        .and_then(|p| p.first())
+                        .map(|p| p.period_seconds)
+                })
+        };
+        assert_eq!(period(&p.members[0].hpa), Some(12));
+        // A metrics API error would be every HPA's in the namespace.
+        let mut broken = case.clone();
+        broken.members[1].file.timeline[0].metric_error =
+            Some(serde_json::from_value(json!({"metric": "qps"})).expect("a metric error"));
+        let e = plan(&broken, &settings, &cluster).unwrap_err();
+        assert!(
+            e.contains("HPA worker has a metrics API error at t=0"),
+            "{e}"
+        );
+        // A member the lane cannot pose skips the case, naming the member.
+        let mut seeded = case;
+        seeded.members[0].file.memory = Some(Default::default());
+        let e = plan(&seeded, &settings, &cluster).unwrap_err();
+        assert!(e.starts_with("HPA api alongside: the case seeds"), "{e}");
     }
 
     #[test]
