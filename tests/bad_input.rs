@@ -190,6 +190,12 @@ use hpa_conformance_tests::{root, run};
     "app=db",
     "HPA \"web-2\" is listed twice"
 )]
+#[case::as_written_on_a_resource_load(
+    "      total: 5000m\n",
+    "      total: 5000m\n      asWritten: true\n",
+    "asWritten: true",
+    "asWritten is for the value of an Object metric or the value or series of an External one, not a Resource metric's load"
+)]
 #[case::hpa_alongside_named_as_the_hpa(
     "timeline:\n",
     "alongside:\n- hpa: {apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, metadata: {name: web}, spec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: db}, maxReplicas: 5}}\n  workload: {replicas: 1, pod: {containers: [{name: app, requests: {cpu: 500m}}]}}\ntimeline:\n",

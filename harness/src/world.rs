@@ -172,6 +172,8 @@ pub struct World {
     custom_loads: BTreeMap<String, LoadRule>,
     object_values: BTreeMap<String, i64>,
     external_series: BTreeMap<String, Vec<i64>>,
+    /// Object values and External series to answer as the case wrote them (`load.asWritten`).
+    written: BTreeMap<String, Vec<String>>,
     missing: BTreeMap<String, BTreeSet<String>>,
     /// Samples for pods outside the pod list, by (metric, pod name).
     stray: BTreeMap<(String, String), i64>,
@@ -290,6 +292,7 @@ impl World {
             custom_loads: BTreeMap::new(),
             object_values: BTreeMap::new(),
             external_series: BTreeMap::new(),
+            written: BTreeMap::new(),
             missing: BTreeMap::new(),
             stray: BTreeMap::new(),
             metric_errors: BTreeMap::new(),
@@ -626,6 +629,14 @@ impl World {
             LoadRule::Explicit(vs.iter().map(|v| q(v)).collect())
         } else {
             LoadRule::Explicit(Vec::new())
+        };
+        let written = l
+            .series
+            .clone()
+            .or_else(|| l.value.clone().map(|v| vec![v]));
+        match written.filter(|_| l.as_written) {
+            Some(w) => self.written.insert(l.metric.clone(), w),
+            None => self.written.remove(&l.metric),
         };
         match kind {
             MetricKind::Resource | MetricKind::ContainerResource(_) => {
@@ -1106,8 +1117,9 @@ impl World {
                     apis.pods.insert(key.clone(), ListAnswer { items, error });
                 }
                 MetricKind::Object => {
+                    let written = self.written.get(key).and_then(|w| w.first());
                     let value = self.object_values.get(key).map(|v| SampleValue {
-                        value: quantity(*v),
+                        value: written.map_or_else(|| quantity(*v), |w| Quantity(w.clone())),
                         timestamp: now.clone(),
                     });
                     if error.is_some() || value.is_some() {
@@ -1124,15 +1136,25 @@ impl World {
                     let items = if error.is_some() {
                         Vec::new()
                     } else {
-                        self.external_series
-                            .get(key)
-                            .into_iter()
-                            .flatten()
-                            .map(|v| SampleValue {
-                                value: quantity(*v),
-                                timestamp: now.clone(),
-                            })
-                            .collect()
+                        match self.written.get(key) {
+                            Some(w) => w
+                                .iter()
+                                .map(|v| SampleValue {
+                                    value: Quantity(v.clone()),
+                                    timestamp: now.clone(),
+                                })
+                                .collect(),
+                            None => self
+                                .external_series
+                                .get(key)
+                                .into_iter()
+                                .flatten()
+                                .map(|v| SampleValue {
+                                    value: quantity(*v),
+                                    timestamp: now.clone(),
+                                })
+                                .collect(),
+                        }
                     };
                     apis.external
                         .insert(key.clone(), ListAnswer { items, error });

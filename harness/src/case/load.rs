@@ -263,6 +263,7 @@ fn check_load(
     load: &Load,
     keys: &[String],
     containers: &[&str],
+    kind: &str,
 ) -> Result<(), LoadError> {
     if let Some(name) = &load.container
         && !containers.contains(&name.as_str())
@@ -315,6 +316,15 @@ fn check_load(
     }
     for (i, q) in load.series.iter().flatten().enumerate() {
         c.quantity(&format!("{at}.series[{i}]"), q)?;
+    }
+    if load.as_written
+        && !(matches!(kind, "Object" | "External")
+            && (load.value.is_some() || load.series.is_some()))
+    {
+        return Err(c.err(
+            &format!("{at}.asWritten"),
+            format!("asWritten is for the value of an Object metric or the value or series of an External one, not a {kind} metric's {}", if load.value.is_some() || load.series.is_some() { "value" } else { "load" }),
+        ));
     }
     Ok(())
 }
@@ -657,10 +667,24 @@ fn check_file(c: &Checker<'_>, file: CaseFile) -> Result<Case, LoadError> {
         c.time(&format!("{at}.at"), i64::from(e.at))?;
         later(i64::from(e.at), format!("{at}.at"));
         if let Some(l) = &e.load {
-            check_load(c, &format!("{at}.load"), l, &keys, &container_names)?;
+            check_load(
+                c,
+                &format!("{at}.load"),
+                l,
+                &keys,
+                &container_names,
+                &metric_type(&l.metric),
+            )?;
         }
         for (j, l) in e.loads.iter().enumerate() {
-            check_load(c, &format!("{at}.loads[{j}]"), l, &keys, &container_names)?;
+            check_load(
+                c,
+                &format!("{at}.loads[{j}]"),
+                l,
+                &keys,
+                &container_names,
+                &metric_type(&l.metric),
+            )?;
         }
         if let Some(r) = e.set_replicas {
             c.replicas(&format!("{at}.setReplicas"), r)?;

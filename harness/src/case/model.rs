@@ -421,6 +421,11 @@ pub struct Load {
     /// The series values of an External metric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<Vec<String>>,
+    /// An Object `value` or External `value`/`series` reaches the target as written here (e.g.
+    /// `-1.5m`, `1e3`), so the implementation parses the spelling; by default the metrics APIs
+    /// answer with each quantity re-written from its milli-value.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub as_written: bool,
 }
 
 /// Which pods a change applies to: `ordinals` (positions, oldest first), the `newest` N, or
