@@ -501,12 +501,7 @@ impl Session for ApiSession {
             .map(|(o, _)| o)
             .map_err(|e| TargetError::failed(format!("at t={}: {e}", snapshot.t)))?;
         if self.report_memory {
-            let m = &snapshot.hpa.metadata;
-            let key = format!(
-                "{}/{}",
-                m.namespace.as_deref().unwrap_or("default"),
-                m.name.as_deref().unwrap_or_default()
-            );
+            let (key, _, _) = hpa_reference::controller::key_of(&snapshot.hpa);
             outcome.memory = self
                 .harness
                 .ctx
@@ -531,11 +526,7 @@ impl Target for ApiTarget {
     fn start(&self, case: &Case, settings: &Settings) -> Result<Box<dyn Session>, TargetError> {
         let h = ApiHarness::start(settings.clone(), Duration::from_secs(30))
             .map_err(TargetError::failed)?;
-        let key = format!(
-            "{}/{}",
-            case.hpa.metadata.namespace.as_deref().unwrap_or("default"),
-            case.hpa.metadata.name.as_deref().unwrap_or_default()
-        );
+        let (key, _, _) = hpa_reference::controller::key_of(&case.hpa);
         let memory = seeded_memory(case);
         if memory != hpa_reference::Memory::default()
             && let Ok(mut m) = h.ctx.memory.lock()

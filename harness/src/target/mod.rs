@@ -209,17 +209,18 @@ impl CoreSession {
             // No selector: decide reports it before it looks at any pod.
             return (Vec::new(), Vec::new());
         };
-        let known = self
-            .selectors
-            .get(key)
-            .filter(|(text, _)| text == sel)
-            .map(|(_, parsed)| parsed.clone());
-        let Some(parsed) = known.or_else(|| selector::parse(sel).ok()) else {
-            // An unparsable selector: decide reports it, and upstream's tracker keeps the last.
+        // Parsed again only when it changed (a steady selector is the common case).
+        if !matches!(self.selectors.get(key), Some((text, _)) if text == sel) {
+            let Ok(parsed) = selector::parse(sel) else {
+                // An unparsable selector: decide reports it, and upstream's tracker keeps the last.
+                return (Vec::new(), Vec::new());
+            };
+            self.selectors
+                .insert(key.to_string(), (sel.to_string(), parsed));
+        }
+        let Some((_, parsed)) = self.selectors.get(key) else {
             return (Vec::new(), Vec::new());
         };
-        self.selectors
-            .insert(key.to_string(), (sel.to_string(), parsed.clone()));
         static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
         fn labels(p: &Pod) -> &BTreeMap<String, String> {
             p.metadata.labels.as_ref().unwrap_or(&NO_LABELS)
@@ -249,12 +250,7 @@ impl CoreSession {
 
 impl Session for CoreSession {
     fn tick(&mut self, s: &Snapshot) -> Result<TickOutcome, TargetError> {
-        let m = &s.hpa.metadata;
-        let key = format!(
-            "{}/{}",
-            m.namespace.as_deref().unwrap_or("default"),
-            m.name.as_deref().unwrap_or_default()
-        );
+        let (key, _, _) = hpa_reference::controller::key_of(&s.hpa);
         let (pods, selecting) = self.select(&key, s);
         let metrics = readings(
             s.hpa.spec.metrics.as_deref().unwrap_or_default(),
