@@ -12,6 +12,7 @@
 //! `stop`, waits up to the step timeout for exit status 0, and kills the whole process group
 //! ([`process`]).
 
+pub mod contain;
 pub mod pipes;
 pub mod process;
 

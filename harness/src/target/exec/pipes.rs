@@ -3,13 +3,16 @@
 //! timeout as deadline, looking every [`POLL`] at whether the process has exited — so no read or
 //! write can block the harness, and a tick costs no hand-over between threads (a writer and a
 //! reader thread per session used to: measured, a fifth of all context switches in fuzzing).
-//! Stderr's tail is kept by a thread. A line longer than [`MAX_LINE_BYTES`] ends the reading (the
-//! harness's memory stays bounded).
+//! Stderr's tail is kept by a thread that polls it too, and stops when the case's process is
+//! done with ([`StderrTail`] dropped) even if a process the harness could not kill still holds
+//! the pipe: the thread ends and the descriptor is closed. A line longer than [`MAX_LINE_BYTES`]
+//! ends the reading (the harness's memory stays bounded).
 
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::process::{ChildStdin, ChildStdout};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -257,11 +260,14 @@ fn wait_ready(fd: BorrowedFd<'_>, events: PollFlags, deadline: Instant) -> bool 
     matches!(poll(&mut fds, Some(&timeout)), Ok(n) if n > 0)
 }
 
-/// The tail of an implementation's stderr, kept by a reader thread.
+/// The tail of an implementation's stderr, kept by a reader thread. Dropping it stops the
+/// thread (within [`POLL`]) and closes the pipe.
 #[derive(Debug)]
 pub struct StderrTail {
     bytes: Arc<Mutex<VecDeque<u8>>>,
-    reader: thread::JoinHandle<()>,
+    /// Tells the reader to stop.
+    done: Arc<AtomicBool>,
+    reader: Option<thread::JoinHandle<()>>,
 }
 
 impl StderrTail {
@@ -269,7 +275,9 @@ impl StderrTail {
     /// that the tail holds everything written before.
     pub fn settle(&self, limit: std::time::Duration) {
         let deadline = std::time::Instant::now() + limit;
-        while !self.reader.is_finished() && std::time::Instant::now() < deadline {
+        while self.reader.as_ref().is_some_and(|r| !r.is_finished())
+            && std::time::Instant::now() < deadline
+        {
             thread::sleep(std::time::Duration::from_millis(5));
         }
     }
@@ -287,26 +295,49 @@ impl StderrTail {
     }
 }
 
-/// Keeps the last `keep` bytes of `stderr`, read on a thread.
-pub fn spawn_stderr_tail(mut stderr: impl Read + Send + 'static, keep: usize) -> StderrTail {
+impl Drop for StderrTail {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+    }
+}
+
+/// Keeps the last `keep` bytes of `stderr`, read on a thread that waits with poll(2) and stops
+/// at end of file or when the returned tail is dropped.
+pub fn spawn_stderr_tail(mut stderr: impl Read + AsFd + Send + 'static, keep: usize) -> StderrTail {
     let tail = Arc::new(Mutex::new(VecDeque::new()));
     let sink = Arc::clone(&tail);
+    let done = Arc::new(AtomicBool::new(false));
+    let stop = Arc::clone(&done);
+    // Non-blocking, a read never waits for a writer: only poll does, and only up to POLL.
+    let nonblocking = rustix::io::ioctl_fionbio(stderr.as_fd(), true).is_ok();
     let reader = thread::spawn(move || {
         let mut buf = [0u8; 4096];
-        while let Ok(n) = stderr.read(&mut buf) {
-            if n == 0 {
-                break;
+        let far = Instant::now() + Duration::from_secs(365 * 86_400);
+        while !stop.load(Ordering::Relaxed) {
+            if nonblocking && !wait_ready(stderr.as_fd(), PollFlags::IN, far) {
+                continue;
             }
-            if let Ok(mut t) = sink.lock() {
-                t.extend(&buf[..n]);
-                let excess = t.len().saturating_sub(keep);
-                t.drain(..excess);
+            match stderr.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if let Ok(mut t) = sink.lock() {
+                        t.extend(&buf[..n]);
+                        let excess = t.len().saturating_sub(keep);
+                        t.drain(..excess);
+                    }
+                }
+                Err(e) if matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock) => {}
+                Err(_) => break,
             }
         }
     });
     StderrTail {
         bytes: tail,
-        reader,
+        done,
+        reader: Some(reader),
     }
 }
 

@@ -3,13 +3,23 @@
 //! ends. Exit is observed without reaping (`waitid` with `WNOWAIT`): the leader stays a zombie,
 //! so its process-group id cannot be reused by an unrelated process, until the group has been
 //! killed.
+//!
+//! A process that leaves the group (`setsid`, `setpgid`) is found and killed too ([`contain`]:
+//! the harness is a child subreaper and marks each implementation's environment), and so is
+//! every process of the group and every orphan of the harness that carries the leader's marker;
+//! what comes back to the harness is reaped, never a child anyone else waits for. With nothing
+//! of the implementation left, every pipe it held reaches end of file: the harness never waits
+//! on a pipe a leftover process holds (and [`super::pipes`] gives up on stderr at the case's end
+//! even if one did).
 
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use std::os::unix::process::CommandExt;
 
-use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process_group, waitid};
+use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+
+use super::contain;
 
 /// How often the harness looks at whether the implementation has exited while it waits.
 pub const POLL: Duration = Duration::from_millis(20);
@@ -23,6 +33,8 @@ pub struct Process {
     status: Option<ExitStatus>,
     /// The group has been killed.
     killed: bool,
+    /// The marker its processes carry in their environment ([`contain::SESSION_VAR`]).
+    marker: String,
 }
 
 /// The three pipes of a freshly started implementation.
@@ -39,13 +51,17 @@ pub struct Pipes {
 impl Process {
     /// Starts `program args…` as the leader of a new process group, with piped stdio.
     pub fn spawn(program: &str, args: &[String]) -> std::io::Result<(Process, Pipes)> {
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()?;
+        let marker = contain::marker();
+        let mut child = contain::spawn_registered(&marker, || {
+            Command::new(program)
+                .args(args)
+                .env(contain::SESSION_VAR, &marker)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .process_group(0)
+                .spawn()
+        })?;
         let pipes = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
             (Some(stdin), Some(stdout), Some(stderr)) => Pipes {
                 stdin,
@@ -55,6 +71,7 @@ impl Process {
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
+                contain::forget(child.id());
                 return Err(std::io::Error::other("the process has no piped stdio"));
             }
         };
@@ -69,6 +86,7 @@ impl Process {
                 group,
                 status: None,
                 killed: false,
+                marker,
             },
             pipes,
         ))
@@ -100,18 +118,22 @@ impl Process {
         }
     }
 
-    /// Kills every process of the group (the leader and whatever it started), then reaps the
-    /// leader. Returns the leader's exit status. Idempotent.
+    /// Kills every process of the group (the leader and whatever it started) and every
+    /// process it started outside the group, then reaps the leader and what came back to the
+    /// harness. Returns the leader's exit status. Idempotent.
     pub fn kill_group(&mut self) -> Option<ExitStatus> {
         if !self.killed {
             self.killed = true;
             match self.group {
-                // Fails with ESRCH when every member has already gone: nothing to do.
                 Some(pid) => {
-                    let _ = kill_process_group(pid, Signal::KILL);
+                    let killed = contain::kill_all(pid, &self.marker);
+                    self.status = self.child.wait().ok();
+                    contain::release(pid, killed);
                 }
                 None => {
                     let _ = self.child.kill();
+                    self.status = self.child.wait().ok();
+                    contain::forget(self.child.id());
                 }
             }
         }
