@@ -8,7 +8,7 @@ use std::time::Duration;
 use hpa_metrics_stub::control::{
     ControlDocument, SERVICE_NAME, SERVICE_PORT_NAME, SYSTEM_NAMESPACE, control_proxy_path,
 };
-use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
@@ -303,6 +303,24 @@ pub async fn patch_hpa(client: &Client, ns: &str, name: &str, patch: &Value) -> 
     api.patch(name, &PatchParams::default(), &Patch::Merge(patch))
         .await
         .map_err(err("patching the HPA"))?;
+    Ok(())
+}
+
+/// Replaces the HPA's status (the status subresource), as a controller writes it.
+pub async fn write_hpa_status(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    status: &HorizontalPodAutoscalerStatus,
+) -> KubeResult<()> {
+    let api: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
+    api.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"status": status})),
+    )
+    .await
+    .map_err(err("writing the HPA's status"))?;
     Ok(())
 }
 

@@ -197,6 +197,19 @@ fn real_metrics(
     out
 }
 
+/// A status the case seeds, with its times (world instants) moved to the cluster's clock.
+fn real_status_of_hpa(
+    status: &HorizontalPodAutoscalerStatus,
+    clock: &Clock,
+) -> HorizontalPodAutoscalerStatus {
+    let mut s = status.clone();
+    s.last_scale_time = s.last_scale_time.as_ref().map(|t| clock.real_kube(t));
+    for c in s.conditions.iter_mut().flatten() {
+        c.last_transition_time = c.last_transition_time.as_ref().map(|t| clock.real_kube(t));
+    }
+    s
+}
+
 /// The HPA status with its times in case time.
 fn case_status(
     status: &HorizontalPodAutoscalerStatus,
@@ -501,6 +514,16 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
     }
     for m in &members {
         k::create_hpa(c, ns, &m.plan.hpa).await?;
+    }
+    // The status the case starts from (conditions, lastScaleTime, counts: what the controller
+    // had written before t = 0) goes in through the status subresource right after the create,
+    // which drops it: the controller's first reconcile, one sync period later, reads it there as
+    // the virtual-time runner's first tick does (the planner skips a case where that cannot be so).
+    for m in &members {
+        if let Some(status) = &m.plan.hpa.status {
+            let status = real_status_of_hpa(status, &clock);
+            k::write_hpa_status(c, ns, &m.hpa_name, &status).await?;
+        }
     }
 
     let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(c.clone(), ns);

@@ -186,6 +186,29 @@ pub enum WorkloadKind {
     StatefulSet,
 }
 
+/// The starting state a cluster cannot pose: the lane writes a seeded `hpa.status` through the
+/// status subresource after creating the HPA, before the controller's first reconcile one sync
+/// period later (kube-controller-manager and the reference queue a new HPA with that delay), so
+/// a status is posable exactly when the API server stores it — it refuses negative counts
+/// (`ValidateHorizontalPodAutoscalerStatusUpdate`).
+fn unposable_status(case: &Case) -> Result<(), String> {
+    let Some(status) = &case.hpa.status else {
+        return Ok(());
+    };
+    let name = case.hpa.metadata.name.as_deref().unwrap_or_default();
+    for (field, value) in [
+        ("currentReplicas", status.current_replicas.unwrap_or(0)),
+        ("desiredReplicas", status.desired_replicas),
+    ] {
+        if value < 0 {
+            return Err(format!(
+                "starts HPA {name} from status.{field} {value}, a status the API server refuses to store (it must be non-negative): a starting state a cluster cannot pose"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Why a case cannot run on a cluster, or the plan to run it.
 pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Result<Plan, String> {
     let f = &case.file;
@@ -200,6 +223,9 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
     }
     if f.memory.is_some() {
         return Err("the case seeds the controller's memory, which a running kube-controller-manager cannot be given".into());
+    }
+    for c in std::iter::once(case).chain(&case.members) {
+        unposable_status(c)?;
     }
     if !f.workload.pod.init_containers.is_empty() {
         return Err("has plain init containers, which the cluster's simulated node does not run to completion (not mirrored yet)".into());
@@ -619,6 +645,24 @@ mod tests {
             (Err(e), Err(w)) => assert!(e.contains(w), "{e}"),
             (got, want) => panic!("{file}: got {got:?}, want {want:?}"),
         }
+    }
+
+    #[test]
+    fn a_seeded_status_is_posed_unless_the_api_server_refuses_it() {
+        let (mut case, settings) =
+            corpus_case("lifecycle/scale-from-zero-above-min-not-clamped-to-min.yaml");
+        let cluster = ClusterSettings::defaults_scaled(1);
+        assert!(case.hpa.status.is_some());
+        assert!(plan(&case, &settings, &cluster).is_ok());
+        if let Some(s) = case.hpa.status.as_mut() {
+            s.desired_replicas = -1;
+        }
+        let e = plan(&case, &settings, &cluster).unwrap_err();
+        assert!(
+            e.contains("starts HPA web from status.desiredReplicas -1")
+                && e.contains("a starting state a cluster cannot pose"),
+            "{e}"
+        );
     }
 
     /// A corpus case (path under `cases/`) and the settings it runs with.
