@@ -56,6 +56,17 @@ upstream:
 upstream-test:
     cd adapters/upstream && (command -v go >/dev/null && go test ./... || /usr/local/go/bin/go test ./...)
 
+# Quantities as apimachinery reads them (issue 37): every quantity spelling of the corpus, a
+# generated set and a seeded random batch through adapters/upstream/bin/hpa-quantity (the pinned
+# apimachinery) and the reference's parser; every answer must be the same (tests/quantity_upstream.rs).
+quantity-upstream: upstream
+    cargo test -p hpa-conformance-tests --test quantity_upstream -- --ignored
+
+# A longer random batch of quantity spellings against apimachinery (not in CI), e.g.
+# `just quantity-fuzz 2000000 7`.
+quantity-fuzz COUNT="1000000" SEED="1": upstream
+    HPA_QUANTITY_RANDOM={{COUNT}} HPA_QUANTITY_SEED={{SEED}} cargo test --release -p hpa-conformance-tests --test quantity_upstream -- --ignored --nocapture
+
 # The whole corpus on upstream's own controller code: every case must pass there too (one adapter
 # process per core, each serving case after case: harness/PROTOCOL.md, manyCases).
 upstream-corpus: upstream

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds bin/hpa-upstream-adapter: the step-protocol adapter around upstream Kubernetes' HPA
-# controller (k8s.io/kubernetes pinned in go.mod).
+# controller (k8s.io/kubernetes pinned in go.mod); and bin/hpa-quantity (./quantity), which prints
+# what the same apimachinery makes of quantity spellings (tests/quantity_upstream.rs).
 #
 # The adapter is the test binary of ./server (testing/synctest needs a *testing.T), compiled with
 # one extra file of ours, _overlay/zz_hpa_adapter_export.go, added to package
@@ -29,9 +30,10 @@ json_string() { # JSON-quotes $1
 
 work="$here/bin/build"
 rm -rf "$work"
-mkdir -p "$work/server"
+mkdir -p "$work/server" "$work/quantity"
 cp go.mod go.sum "$work/"
 cp server/*.go "$work/server/"
+cp quantity/*.go "$work/quantity/"
 # The protocol types come from the Go kit (go.mod: replace … => ../../kits/go, relative to this
 # folder): the scratch copy points at the same folder by its absolute path.
 kit="$(cd "$here/../../kits/go" && pwd)"
@@ -64,3 +66,5 @@ version="$(cd "$work" && "$GO" list -mod=vendor -m -f "{{.Version}}" k8s.io/kube
     -ldflags "-X hpa-conformance/adapters/upstream/server.kubernetesVersion=$version" \
     -o "$here/bin/hpa-upstream-adapter" ./server)
 echo "built $here/bin/hpa-upstream-adapter (k8s.io/kubernetes $version)" >&2
+(cd "$work" && "$GO" build -mod=vendor -o "$here/bin/hpa-quantity" ./quantity)
+echo "built $here/bin/hpa-quantity (k8s.io/apimachinery $(cd "$work" && "$GO" list -mod=vendor -m -f "{{.Version}}" k8s.io/apimachinery))" >&2

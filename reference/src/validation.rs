@@ -575,10 +575,12 @@ fn quantity_sign(q: &Quantity, path: &str, errs: &mut Errors) -> Option<i32> {
     }
 }
 
-/// A target quantity must parse and be strictly positive.
+/// A target quantity must parse and be strictly positive. The error quotes the quantity as the
+/// API server prints it (`String()`: `"."` is `"0"`, `"-0.1"` is `"-100m"`).
 fn validate_positive_quantity(q: &Quantity, path: &str, errs: &mut Errors) {
     if quantity_sign(q, path, errs).is_some_and(|sign| sign != 1) {
-        errs.invalid(path, format!("{:?}", q.0), "must be positive");
+        let shown = crate::quantity::canonical(&q.0).unwrap_or_else(|_| q.0.clone());
+        errs.invalid(path, format!("{shown:?}"), "must be positive");
     }
 }
 

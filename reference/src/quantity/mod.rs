@@ -1,28 +1,49 @@
-//! Exact Kubernetes `resource.Quantity` arithmetic: parsing quantity strings
-//! into integer milli-values (as apimachinery's `Quantity.MilliValue()` does),
-//! an approximate float conversion, and canonical formatting of milli-values.
+//! Exact Kubernetes `resource.Quantity` arithmetic: which texts are quantities and what they are
+//! worth, as apimachinery reads them (`ParseQuantity`, and `UnmarshalJSON` for a field of an
+//! object), its conversions of them (`MilliValue()`, `Value()`, `AsApproximateFloat64()`,
+//! `Sign()`, `String()`: [`GoQuantity`]), an exact ceiling milli-value ([`parse_milli`]), and
+//! canonical formatting of milli-values.
 //!
-//! The parser accepts the syntax of apimachinery's `ParseQuantity`:
-//! an optional sign, a decimal number (`"1"`, `"1.5"`, `".5"`, `"5."`), and a
-//! suffix that is either a decimal SI suffix (`n u m k M G T P E`), a binary
-//! SI suffix (`Ki Mi Gi Ti Pi Ei`) or a decimal exponent (`e3`, `E-3`, `e+2`).
+//! The syntax is apimachinery's, which is more lenient than its error message's regular expression
+//! (see `scan`): an optional sign, a decimal number whose integer part, fraction or both may be
+//! empty (`"1"`, `"1.5"`, `".5"`, `"5."`, and `"."`, `"+"`, `"e3"` are 0), and a suffix that is
+//! either a decimal SI suffix (`n u m k M G T P E`), a binary SI suffix (`Ki Mi Gi Ti Pi Ei`) or a
+//! decimal exponent (`e3`, `E-3`, `e+2`). Only the empty text is refused outright. The
+//! differential test `tests/quantity_upstream.rs` holds every answer here to apimachinery's own,
+//! run by `adapters/upstream/quantity`.
 //!
-//! All integer results are computed exactly on the decimal digits of the
-//! input; no floating point is involved in [`parse_milli`].
+//! The free functions read a quantity *field*: the text a JSON object carries, which
+//! `UnmarshalJSON` trims of surrounding white space before parsing (`" 1 "` is 1), as the API
+//! server and the controller see it. [`parse_quantity`] is `ParseQuantity` itself.
+//!
+//! All integer results are computed exactly on the decimal digits of the input; no floating point
+//! is involved in [`parse_milli`].
 
 use std::fmt::Write as _;
 
 mod go;
-pub use go::{approx_f64, milli_value};
+mod scan;
+pub use go::GoQuantity;
+use scan::{Parsed, field_text, parse};
 
-/// Error parsing a quantity string.
+/// Error parsing a quantity string: apimachinery's three parse errors, word for word, and the
+/// reference's own for a milli-value beyond `i64`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum QuantityError {
-    /// The string is not a quantity (apimachinery's `ErrFormatWrong`).
+    /// The string is not a quantity (apimachinery's `ErrFormatWrong`): its number is followed by
+    /// something other than suffix letters, a sign and digits.
     #[error(
         "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
     )]
     Format,
+    /// The suffix is none of the known ones, nor `e`/`E` and a 64-bit exponent (apimachinery's
+    /// `ErrSuffix`: `"1K"`, `"1e"`, `"1e99999999999999999999"`).
+    #[error("unable to parse quantity's suffix")]
+    Suffix,
+    /// A number without a digit where apimachinery needs one: its arbitrary-precision path
+    /// (apimachinery's `ErrNumeric`: `"e-10"`).
+    #[error("unable to parse numeric part of quantity")]
+    Numeric,
     /// The quantity is well-formed, but its value does not fit the requested
     /// representation (a milli-value outside the `i64` range, or a float that
     /// is not finite).
@@ -30,116 +51,71 @@ pub enum QuantityError {
     OutOfRange,
 }
 
-/// The exact value of a parsed quantity:
-/// `sign * digits * 10^exp10 * 1024^pow1024`, with `digits` free of leading
-/// zeros (empty for the value zero).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Parsed {
-    negative: bool,
-    /// Digits before the point once leading zeros are stripped (apimachinery's `len(num)`, at
-    /// least 1: an empty integer part counts as `"0"`).
-    int_len: usize,
-    /// Digits after the point (apimachinery's `len(denom)`).
-    frac_len: usize,
-    /// The suffix's power of ten (`k` is 3, `e-2` is -2) as written.
-    suffix_exp10: i128,
-    /// Decimal digits of the mantissa (each 0..=9), most significant first.
-    digits: Vec<u8>,
-    /// Power of ten applied to `digits`. `i128` so that adding the count of
-    /// fraction digits or the milli shift to any `i64` exponent cannot
-    /// overflow.
-    exp10: i128,
-    /// Power of 1024 applied to `digits` (0..=6).
-    pow1024: u32,
+/// apimachinery's `ParseQuantity(s)`: the quantity it builds, or its error.
+///
+/// # Errors
+///
+/// The [`QuantityError`] apimachinery gives (never [`QuantityError::OutOfRange`]).
+pub fn parse_quantity(s: &str) -> Result<GoQuantity<'_>, QuantityError> {
+    Ok(GoQuantity::build(s, &parse(s)?))
 }
 
-/// Parses the suffix of a quantity into `(decimal exponent, power of 1024)`.
-fn parse_suffix(suffix: &str) -> Result<(i128, u32), QuantityError> {
-    let decimal = |e: i128| Ok((e, 0));
-    let binary = |k: u32| Ok((0, k));
-    match suffix {
-        "" => decimal(0),
-        "n" => decimal(-9),
-        "u" => decimal(-6),
-        "m" => decimal(-3),
-        "k" => decimal(3),
-        "M" => decimal(6),
-        "G" => decimal(9),
-        "T" => decimal(12),
-        "P" => decimal(15),
-        "E" => decimal(18),
-        "Ki" => binary(1),
-        "Mi" => binary(2),
-        "Gi" => binary(3),
-        "Ti" => binary(4),
-        "Pi" => binary(5),
-        "Ei" => binary(6),
-        _ => {
-            let rest = suffix
-                .strip_prefix('e')
-                .or_else(|| suffix.strip_prefix('E'))
-                .ok_or(QuantityError::Format)?;
-            let magnitude = rest
-                .strip_prefix('+')
-                .or_else(|| rest.strip_prefix('-'))
-                .unwrap_or(rest);
-            if magnitude.is_empty() || !magnitude.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(QuantityError::Format);
-            }
-            // Like apimachinery (strconv.ParseInt(.., 64)), an exponent that
-            // does not fit a 64-bit integer is a syntax error.
-            let exponent: i64 = rest.parse().map_err(|_| QuantityError::Format)?;
-            decimal(i128::from(exponent))
-        }
-    }
+/// The quantity a JSON field holding the string `s` decodes to (`UnmarshalJSON`: surrounding
+/// white space trimmed, then `ParseQuantity`), or its error: what the API server makes of a
+/// manifest's quantity and the upstream adapter of a protocol message's.
+///
+/// # Errors
+///
+/// The [`QuantityError`] apimachinery gives (never [`QuantityError::OutOfRange`]).
+pub fn decode_field(s: &str) -> Result<GoQuantity<'_>, QuantityError> {
+    parse_quantity(field_text(s)?)
 }
 
-/// Parses a quantity string into its exact parts.
-fn parse(s: &str) -> Result<Parsed, QuantityError> {
-    let bytes = s.as_bytes();
-    let (negative, body) = match bytes.first() {
-        Some(b'+') => (false, &s[1..]),
-        Some(b'-') => (true, &s[1..]),
-        _ => (false, s),
-    };
-    let number_len = body
-        .bytes()
-        .position(|b| !(b.is_ascii_digit() || b == b'.'))
-        .unwrap_or(body.len());
-    let (number, suffix) = body.split_at(number_len);
-    let (int_part, frac_part) = match number.split_once('.') {
-        Some((i, f)) => (i, f),
-        None => (number, ""),
-    };
-    if frac_part.contains('.') || (int_part.is_empty() && frac_part.is_empty()) {
-        return Err(QuantityError::Format);
+/// apimachinery's `MilliValue()` of a quantity field (see [`GoQuantity::milli_value`]): what
+/// upstream's controller reads of every request, usage and target (`"8Ei"` is −1000).
+///
+/// # Errors
+///
+/// The [`QuantityError`] apimachinery gives if `s` is not a quantity.
+pub fn milli_value(s: &str) -> Result<i64, QuantityError> {
+    // The common spellings (digits and a plain suffix) that do not overflow are exact in both
+    // forms.
+    if let Some(milli) = plain_milli(s) {
+        return Ok(milli);
     }
-    let (suffix_exp10, pow1024) = parse_suffix(suffix)?;
+    Ok(decode_field(s)?.milli_value())
+}
 
-    let int_len = int_part.trim_start_matches('0').len().max(1);
-    let mut digits: Vec<u8> = int_part
-        .bytes()
-        .chain(frac_part.bytes())
-        .skip_while(|&b| b == b'0')
-        .map(|b| b - b'0')
-        .collect();
-    let frac_len = i128::try_from(frac_part.len()).map_err(|_| QuantityError::OutOfRange)?;
-    let mut exp10 = suffix_exp10 - frac_len;
-    // Trailing zeros only move the exponent; dropping them keeps the digit
-    // vector short for inputs like "1000000000000000000000000e-20".
-    while digits.last() == Some(&0) {
-        digits.pop();
-        exp10 += 1;
+/// apimachinery's `AsApproximateFloat64()` of a quantity field (see
+/// [`GoQuantity::approx_f64`]): what upstream's controller reads of a tolerance.
+///
+/// # Errors
+///
+/// The [`QuantityError`] apimachinery gives if `s` is not a quantity.
+pub fn approx_f64(s: &str) -> Result<f64, QuantityError> {
+    if s == "0" {
+        return Ok(0.0);
     }
-    Ok(Parsed {
-        negative,
-        int_len,
-        frac_len: frac_part.len(),
-        suffix_exp10,
-        digits,
-        exp10,
-        pow1024,
-    })
+    Ok(decode_field(s)?.approx_f64())
+}
+
+/// apimachinery's `Value()` of a quantity field (see [`GoQuantity::value`]).
+///
+/// # Errors
+///
+/// The [`QuantityError`] apimachinery gives if `s` is not a quantity.
+pub fn value(s: &str) -> Result<i64, QuantityError> {
+    Ok(decode_field(s)?.value())
+}
+
+/// apimachinery's `String()` of a quantity field (see [`GoQuantity::canonical`]): what the API
+/// server quotes in an error about it (`"."` → `"0"`, `"-0.1"` → `"-100m"`, `"1.250"` as written).
+///
+/// # Errors
+///
+/// The [`QuantityError`] apimachinery gives if `s` is not a quantity.
+pub fn canonical(s: &str) -> Result<String, QuantityError> {
+    Ok(decode_field(s)?.canonical().into_owned())
 }
 
 /// Multiplies a big-endian decimal digit vector in place by a small factor.
@@ -173,7 +149,7 @@ const MAX_INT_DIGITS: i128 = 20;
 ///
 /// # Errors
 ///
-/// [`QuantityError::Format`] if `s` is not a quantity. Unlike apimachinery,
+/// apimachinery's [`QuantityError`] if the field `s` is not a quantity. Unlike apimachinery,
 /// which saturates silently, a value whose milli-value does not fit in an
 /// `i64` yields [`QuantityError::OutOfRange`] (for example `"1e400"` or
 /// `"10E"`). Huge exponents are handled arithmetically, never by looping over
@@ -220,7 +196,7 @@ fn parse_milli_general(s: &str) -> Result<i64, QuantityError> {
         exp10,
         pow1024,
         ..
-    } = parse(s)?;
+    } = parse(field_text(s)?)?;
     if digits.is_empty() {
         return Ok(0);
     }
@@ -272,9 +248,9 @@ fn parse_milli_general(s: &str) -> Result<i64, QuantityError> {
 ///
 /// # Errors
 ///
-/// [`QuantityError::Format`] if `s` is not a quantity.
+/// apimachinery's [`QuantityError`] if the field `s` is not a quantity.
 pub fn signum(s: &str) -> Result<i32, QuantityError> {
-    let parsed = parse(s)?;
+    let parsed = parse(field_text(s)?)?;
     Ok(match (parsed.digits.is_empty(), parsed.negative) {
         (true, _) => 0,
         (false, true) => -1,
@@ -424,46 +400,106 @@ mod tests {
         }
     }
 
+    /// Each refused spelling with apimachinery v0.36.4's error (printed by
+    /// adapters/upstream/quantity; the differential test checks thousands more).
     #[test]
     fn rejects_malformed_quantities() {
+        use QuantityError::{Format, Numeric, Suffix};
+        let cases: &[(&str, QuantityError)] = &[
+            ("", Format),
+            ("abc", Format),
+            ("1.2.3", Format),
+            ("1 m", Format),
+            ("1Kb", Format),
+            ("1e3.5", Format),
+            ("1E3i", Format),
+            ("１", Format),
+            ("1\n", Format),
+            ("+-1", Suffix),
+            ("--1", Suffix),
+            ("1e", Suffix),
+            ("1ee3", Suffix),
+            ("1K", Suffix),
+            ("1k1", Suffix),
+            ("1e+", Suffix),
+            ("1e-", Suffix),
+            ("1Ki1", Suffix),
+            ("1mi", Suffix),
+            ("i", Suffix),
+            ("1e99999999999999999999", Suffix),
+            ("e-10", Numeric),
+            (".e-10", Numeric),
+            ("-e-10", Numeric),
+            ("Pi", Numeric),
+            ("-Ei", Numeric),
+        ];
+        for (input, want) in cases {
+            assert_eq!(parse_milli(input), Err(want.clone()), "input {input:?}");
+            assert_eq!(approx_f64(input), Err(want.clone()), "input {input:?}");
+            assert_eq!(signum(input), Err(want.clone()), "input {input:?}");
+            assert_eq!(
+                parse_quantity(input).map(|q| q.sign()),
+                Err(want.clone()),
+                "input {input:?}"
+            );
+        }
+    }
+
+    /// Spellings apimachinery reads as zero although its error message's regular expression
+    /// would refuse them: no digit at all (issue 37).
+    #[test]
+    fn digitless_spellings_are_zero() {
         for input in [
-            "",
-            "abc",
-            "1.2.3",
-            "1 m",
-            "1Kb",
-            "m",
-            "+-1",
-            "1e",
-            "1ee3",
-            ".",
-            "-",
-            "+",
-            " 1",
-            "1 ",
-            "--1",
-            "1K",
-            "1k1",
-            "1e3.5",
-            "1e+",
-            "1e-",
-            "1Ki1",
-            "e3",
-            "1mi",
-            "1E3i",
-            "１",
-            "1e99999999999999999999",
+            ".", "+.", "-.", "0.", ".0", "e3", "E-9", "+", "-", "m", "Ki", "-Ti", ".k", "0.e-10",
         ] {
+            assert_eq!(parse_milli(input), Ok(0), "input {input:?}");
+            assert_eq!(milli_value(input), Ok(0), "input {input:?}");
+            assert_eq!(approx_f64(input), Ok(0.0), "input {input:?}");
+            assert_eq!(signum(input), Ok(0), "input {input:?}");
+            assert_eq!(canonical(input).as_deref(), Ok("0"), "input {input:?}");
+        }
+    }
+
+    /// A field is trimmed of white space before it is parsed (`UnmarshalJSON`);
+    /// `ParseQuantity` itself refuses it, and a character JSON escapes is never trimmed.
+    #[test]
+    fn a_field_is_trimmed_of_white_space() {
+        for input in [" 1", "1 ", "\u{a0}1\u{3000}", "\u{2028}1"] {
+            assert_eq!(milli_value(input), Ok(1000), "input {input:?}");
+            assert_eq!(canonical(input).as_deref(), Ok("1"), "input {input:?}");
             assert_eq!(
-                parse_milli(input),
+                parse_quantity(input).map(|q| q.sign()),
                 Err(QuantityError::Format),
                 "input {input:?}"
             );
-            assert_eq!(
-                approx_f64(input),
-                Err(QuantityError::Format),
-                "input {input:?}"
-            );
+        }
+        for input in ["1\n", "\t1", "\"1\"", "1\\"] {
+            assert_eq!(milli_value(input), Err(QuantityError::Format), "{input:?}");
+        }
+    }
+
+    /// `String()`: the text as written when apimachinery deems it canonical, else the value
+    /// re-spelled (values printed by adapters/upstream/quantity).
+    #[test]
+    fn canonical_strings() {
+        let cases: &[(&str, &str)] = &[
+            ("1.5", "1500m"),
+            ("1.250", "1.250"),
+            ("+1", "+1"),
+            ("1e3", "1e3"),
+            ("1.Ki", "1.Ki"),
+            ("1.50", "1500m"),
+            ("-0.1", "-100m"),
+            ("0.5", "500m"),
+            ("1000", "1k"),
+            ("2048Ki", "2Mi"),
+            (".5Ki", "512"),
+            ("1E", "1E"),
+            ("-1.5m", "-1500u"),
+            ("1e-400", "1e-9"),
+        ];
+        for &(input, want) in cases {
+            assert_eq!(canonical(input).as_deref(), Ok(want), "input {input:?}");
         }
     }
 
