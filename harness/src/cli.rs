@@ -348,8 +348,16 @@ fn emit(out: &mut dyn Write, text: &str) -> Result<(), String> {
 
 /// Writes a report file; a failure (a missing folder, a full disk) is an error line (exit 2).
 fn write_report_file(path: &Path, text: &str) -> Result<(), String> {
+    write_report_with(path, |f| f.write_all(text.as_bytes()))
+}
+
+/// [`write_report_file`] with what `write` writes (a report streamed as it is serialized).
+fn write_report_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), String> {
     let written = std::fs::File::create(path).and_then(|mut f| {
-        f.write_all(text.as_bytes())?;
+        write(&mut f)?;
         f.flush()?;
         // A regular file is on disk before the run reports success.
         if f.metadata()?.is_file() {
@@ -841,12 +849,13 @@ fn deliver(
     for e in &report.bad_input {
         let _ = writeln!(err, "{e}");
     }
-    let text = match format {
-        Format::Human => report::human::render(report),
-        Format::Json => report::json::render(report),
-        Format::Junit => report::junit::render(report),
-    };
-    emit(out, &text)?;
+    match format {
+        Format::Human => emit(out, &report::human::render(report))?,
+        // Streamed: a report never has to fit in memory as one text.
+        Format::Json => report::json::write(report, out)
+            .map_err(|e| format!("error: cannot write the output: {e}"))?,
+        Format::Junit => emit(out, &report::junit::render(report))?,
+    }
     if let Some(dir) = report_dir {
         write_reports(report, cases, dir)?;
     }
@@ -857,7 +866,7 @@ fn deliver(
 fn write_reports(report: &RunReport, cases: &[Case], dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("error: cannot write the report to {}: {e}", dir.display()))?;
-    write_report_file(&dir.join("report.json"), &report::json::render(report))?;
+    write_report_with(&dir.join("report.json"), |f| report::json::write(report, f))?;
     write_report_file(&dir.join("junit.xml"), &report::junit::render(report))?;
     write_report_file(
         &dir.join("index.html"),

@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod edges;
 pub mod expected;
 pub mod fuzz;
+pub mod kept;
 pub mod lint;
 pub mod parallel;
 pub mod podstate;

@@ -1,7 +1,7 @@
 //! The virtual-time runner: for each tick t = 0, P, 2P, … it applies the timeline entries due, shows
-//! the target the world, applies what the target did and records the tick; then
-//! [`check_expectations`] checks the case's expectations against the recorded ticks — every one
-//! of them is checked, or the case fails.
+//! the target the world, applies what the target did, checks the expectations at that tick
+//! ([`Checker`]) and records the tick's trace — within the caps of [`crate::kept`], so what a case
+//! keeps does not grow with what a target answers. Every expectation is checked, or the case fails.
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::case::Case;
 use crate::case::model::{ExpectAt, ExpectMetric, Expectations};
+use crate::kept::{Budget, MAX_ERROR_BYTES, MAX_FAILURE_TEXT_BYTES, MAX_ITEMS_PER_TICK};
 use crate::profile::Profile;
 use crate::target::{GateSupport, Target, TickOutcome};
 use crate::text::{list, or_unset};
@@ -208,18 +209,20 @@ pub fn resolve_settings(
     })
 }
 
-/// A failed check.
+/// A failed check; its expected and actual texts are kept to
+/// [`MAX_FAILURE_TEXT_BYTES`] each.
 pub fn fail(
     t: Option<i64>,
     check: &str,
     expected: impl ToString,
     actual: impl ToString,
 ) -> Failure {
+    let kept = |s: String| crate::text::clip_bytes(&s, MAX_FAILURE_TEXT_BYTES).unwrap_or(s);
     Failure {
         t,
         check: check.into(),
-        expected: expected.to_string(),
-        actual: actual.to_string(),
+        expected: kept(expected.to_string()),
+        actual: kept(actual.to_string()),
         hpa: None,
     }
 }
@@ -523,7 +526,9 @@ pub fn check_state(
                         m.as_deref().unwrap_or_default()
                     ),
                 };
-                out.push(fail(Some(t), "condition", want, format!("{message:?}")));
+                let shown = crate::text::clip_bytes(message, MAX_FAILURE_TEXT_BYTES)
+                    .unwrap_or_else(|| message.to_string());
+                out.push(fail(Some(t), "condition", want, format!("{shown:?}")));
             }
         }
         if !ok {
@@ -549,7 +554,8 @@ pub fn check_state(
     }
 }
 
-/// Checks an expectation's events: exactly these, in this order.
+/// Checks an expectation's events: exactly these, in this order. A failure lists at most
+/// [`MAX_ITEMS_PER_TICK`] of the events sent, and how many there were in all when more.
 pub fn check_events(x: &ExpectAt, t: i64, have: &[Event], out: &mut Vec<Failure>) {
     if let Some(events) = &x.events {
         let ok = events.len() == have.len()
@@ -559,11 +565,18 @@ pub fn check_events(x: &ExpectAt, t: i64, have: &[Event], out: &mut Vec<Failure>
                 .all(|(w, h)| w.matches(h.type_.as_str(), &h.reason, &h.message));
         if !ok {
             let want: Vec<String> = events.iter().map(|e| e.describe()).collect();
-            let have: Vec<String> = have
+            let mut shown: Vec<String> = have
                 .iter()
-                .map(|e| format!("{} {}: {}", e.type_.as_str(), e.reason, e.message))
+                .take(MAX_ITEMS_PER_TICK)
+                .map(|e| {
+                    let text = format!("{} {}: {}", e.type_.as_str(), e.reason, e.message);
+                    crate::text::clip_bytes(&text, crate::kept::MAX_TEXT_BYTES).unwrap_or(text)
+                })
                 .collect();
-            out.push(fail(Some(t), "events", list(&want), list(&have)));
+            if have.len() > MAX_ITEMS_PER_TICK {
+                shown.push(format!("… ({} events in all)", have.len()));
+            }
+            out.push(fail(Some(t), "events", list(&want), list(&shown)));
         }
     }
 }
@@ -581,53 +594,97 @@ pub fn trajectory(trace: &[TickTrace]) -> Vec<i32> {
     out
 }
 
-/// Checks a case's expectations against the ticks a run recorded. Every expectation is
-/// checked: one whose tick never ran fails (`never reached`). Failures come in time order, the
-/// whole-run checks (trajectory, final replicas) last.
+/// Checks a case's expectations against the ticks a run recorded ([`Checker`] over them).
 pub fn check_expectations(expect: &Expectations, ticks: &[TickRecord]) -> Vec<Failure> {
-    let mut failures = Vec::new();
-    let mut at: Vec<&ExpectAt> = expect.at.iter().collect();
-    at.sort_by_key(|x| x.t);
-    for x in at {
-        let t = i64::from(x.t);
-        match ticks.iter().find(|r| r.trace.t == t) {
-            Some(r) => check_tick(x, t, r.trace.replicas, &r.outcome, &mut failures),
-            None => {
-                let ran = match (ticks.first(), ticks.last()) {
-                    (Some(a), Some(b)) => {
-                        format!("ticks ran from t={} to t={}", a.trace.t, b.trace.t)
-                    }
-                    _ => "no tick ran".into(),
-                };
-                failures.push(fail(
-                    Some(t),
-                    "expectation",
-                    format!("a tick at t={t}"),
-                    format!("never reached ({ran})"),
-                ));
+    let mut checker = Checker::new(expect);
+    for r in ticks {
+        checker.tick(r.trace.t, r.trace.replicas, &r.outcome);
+    }
+    let trace: Vec<TickTrace> = ticks.iter().map(|r| r.trace.clone()).collect();
+    checker.finish(&trace)
+}
+
+/// A case's expectations, checked tick by tick as the ticks run, so that no target's answer is
+/// kept past its tick. Every expectation is checked: one whose tick never ran fails (`never
+/// reached`). Failures come in time order, the whole-run checks (trajectory, final replicas)
+/// last.
+#[derive(Debug)]
+pub struct Checker<'a> {
+    expect: &'a Expectations,
+    /// `expect.at` in time order, each with its failures once its tick ran.
+    at: Vec<(&'a ExpectAt, Option<Vec<Failure>>)>,
+    /// The first and the last tick that ran.
+    ran: Option<(i64, i64)>,
+}
+
+impl<'a> Checker<'a> {
+    /// Nothing checked yet.
+    pub fn new(expect: &'a Expectations) -> Self {
+        let mut at: Vec<(&ExpectAt, Option<Vec<Failure>>)> =
+            expect.at.iter().map(|x| (x, None)).collect();
+        at.sort_by_key(|(x, _)| x.t);
+        Checker {
+            expect,
+            at,
+            ran: None,
+        }
+    }
+
+    /// Checks the expectations at `t` (the first tick at that time) against what the target did
+    /// and the replicas after it.
+    pub fn tick(&mut self, t: i64, replicas: i32, outcome: &TickOutcome) {
+        self.ran = Some(self.ran.map_or((t, t), |(first, _)| (first, t)));
+        for (x, found) in &mut self.at {
+            if found.is_none() && i64::from(x.t) == t {
+                let mut failures = Vec::new();
+                check_tick(x, t, replicas, outcome, &mut failures);
+                *found = Some(failures);
             }
         }
     }
-    let trace: Vec<TickTrace> = ticks.iter().map(|r| r.trace.clone()).collect();
-    if let Some(want) = &expect.trajectory {
-        let have = trajectory(&trace);
-        if &have != want {
-            failures.push(fail(None, "trajectory", list(want), list(&have)));
+
+    /// The failures: those of the ticks, the expectations never reached, then the whole-run
+    /// checks on the case's `trace`.
+    pub fn finish(self, trace: &[TickTrace]) -> Vec<Failure> {
+        let mut failures = Vec::new();
+        for (x, found) in self.at {
+            match found {
+                Some(f) => failures.extend(f),
+                None => {
+                    let t = i64::from(x.t);
+                    let ran = match self.ran {
+                        Some((a, b)) => format!("ticks ran from t={a} to t={b}"),
+                        None => "no tick ran".into(),
+                    };
+                    failures.push(fail(
+                        Some(t),
+                        "expectation",
+                        format!("a tick at t={t}"),
+                        format!("never reached ({ran})"),
+                    ));
+                }
+            }
         }
+        if let Some(want) = &self.expect.trajectory {
+            let have = trajectory(trace);
+            if &have != want {
+                failures.push(fail(None, "trajectory", list(want), list(&have)));
+            }
+        }
+        if let Some(want) = self.expect.final_replicas
+            && Some(want) != trace.last().map(|x| x.replicas)
+        {
+            failures.push(fail(
+                None,
+                "final replicas",
+                want,
+                trace
+                    .last()
+                    .map_or_else(|| "no tick ran".to_string(), |x| x.replicas.to_string()),
+            ));
+        }
+        failures
     }
-    if let Some(want) = expect.final_replicas
-        && Some(want) != trace.last().map(|x| x.replicas)
-    {
-        failures.push(fail(
-            None,
-            "final replicas",
-            want,
-            trace
-                .last()
-                .map_or_else(|| "no tick ran".to_string(), |x| x.replicas.to_string()),
-        ));
-    }
-    failures
 }
 
 /// Why a case expecting a rejected manifest is skipped on a controller.
@@ -730,9 +787,13 @@ pub fn run_case_judged(
     opts: &RunOptions,
 ) -> (CaseResult, Option<Profile>) {
     let started = Instant::now();
-    let result = |outcome, ticks: Vec<TickRecord>, diagnostics| {
-        let trace = ticks.into_iter().map(|r| r.trace).collect();
-        CaseResult::of(case, outcome, trace, started, diagnostics)
+    let result = |outcome, trace: Vec<TickTrace>, diagnostics: Option<String>| {
+        // An error and the diagnostics carry what the target said: kept to a bound too.
+        let outcome = match outcome {
+            Outcome::Errored(e) => Outcome::Errored(kept_error(e)),
+            o => o,
+        };
+        CaseResult::of(case, outcome, trace, started, diagnostics.map(kept_error))
     };
     let settings = match resolve_settings(case, target.gate_support(), opts) {
         Ok(s) => s,
@@ -783,7 +844,13 @@ pub fn run_case_judged(
     }
     let cases: Vec<&Case> = std::iter::once(case).chain(&case.members).collect();
     let several = cases.len() > 1;
-    let mut ticks: Vec<Vec<TickRecord>> = vec![Vec::new(); cases.len()];
+    // Each HPA's expectations are checked as its ticks run; only the traces are kept, within
+    // the case's budget for what the target says.
+    let mut checkers: Vec<Checker> = cases.iter().map(|c| Checker::new(&c.file.expect)).collect();
+    let mut traces: Vec<Vec<TickTrace>> = vec![Vec::new(); cases.len()];
+    let ticks = (u64::from(case.duration) / u64::from(case.sync_period.max(1)) + 1)
+        .saturating_mul(cases.len() as u64);
+    let mut budget = Budget::for_ticks(usize::try_from(ticks).unwrap_or(usize::MAX));
     let stopped = drive_all(&cases, |i, worlds, t| {
         let world = &mut worlds[i];
         let before = world.replicas();
@@ -807,38 +874,44 @@ pub fn run_case_judged(
             ));
         }
         let after = world.replicas();
+        checkers[i].tick(t, after, &outcome);
         let mut trace = tick_trace(t, before, after, pods, &outcome);
+        budget.charge(&mut trace);
         if opts.pods {
             trace.detail.pods = crate::podstate::pod_states(&snapshot);
         }
-        ticks[i].push(TickRecord { trace, outcome });
+        traces[i].push(trace);
         ControlFlow::Continue(())
     });
-    let mut members = ticks.split_off(1);
-    let ticks = ticks.pop().unwrap_or_default();
-    let alongside = |members: &mut Vec<Vec<TickRecord>>| -> Vec<AlongsideTrace> {
+    let mut members = traces.split_off(1);
+    let trace = traces.pop().unwrap_or_default();
+    let alongside = |members: &mut Vec<Vec<TickTrace>>| -> Vec<AlongsideTrace> {
         case.members
             .iter()
             .zip(members.drain(..))
-            .map(|(m, records)| AlongsideTrace {
+            .map(|(m, trace)| AlongsideTrace {
                 hpa: hpa_name(m),
-                trace: records.into_iter().map(|r| r.trace).collect(),
+                trace,
             })
             .collect()
     };
     if let ControlFlow::Break((outcome, diagnostics)) = stopped {
-        let mut r = result(outcome, ticks, diagnostics);
+        let mut r = result(outcome, trace, diagnostics);
         r.alongside = alongside(&mut members);
         return (r, judged);
     }
     let finished = session.finish();
     let diagnostics = session.diagnostics();
     drop(session);
-    let mut failures = check_expectations(&case.file.expect, &ticks);
+    let mut checkers = checkers.into_iter();
+    let mut failures = checkers
+        .next()
+        .map(|c| c.finish(&trace))
+        .unwrap_or_default();
     failures.retain(|f| Profile::of_check(&f.check) <= profile);
-    for (m, records) in case.members.iter().zip(&members) {
+    for ((m, checker), member) in case.members.iter().zip(checkers).zip(&members) {
         let name = hpa_name(m);
-        for mut f in check_expectations(&m.file.expect, records) {
+        for mut f in checker.finish(member) {
             if Profile::of_check(&f.check) <= profile {
                 f.hpa = Some(name.clone());
                 failures.push(f);
@@ -854,9 +927,14 @@ pub fn run_case_judged(
         Outcome::Failed(failures)
     };
     let diagnostics = diagnostics.filter(|_| !matches!(outcome, Outcome::Passed));
-    let mut r = result(outcome, ticks, diagnostics);
+    let mut r = result(outcome, trace, diagnostics);
     r.alongside = alongside(&mut members);
     (r, judged)
+}
+
+/// An error or diagnostics text, kept to [`MAX_ERROR_BYTES`].
+fn kept_error(text: String) -> String {
+    crate::text::clip_bytes(&text, MAX_ERROR_BYTES).unwrap_or(text)
 }
 
 /// The name of a case's HPA.

@@ -1,17 +1,19 @@
 //! The trace of a case: target-independent facts per tick, kept compact so snapshots review like
 //! code. Two targets agree on a case when their traces (without the `why` explanations only some
-//! targets can give) are equal.
+//! targets can give) are equal. What a target controls (events, conditions, metrics) is kept
+//! within the caps of [`crate::kept`], and a tick says what it left out (`truncated`).
 
 use hpa_reference::quantity::parse_milli;
 use hpa_reference::{Explanation, Path};
 use k8s_openapi::api::autoscaling::v2::{MetricStatus, MetricValueStatus};
 use serde::Serialize;
 
+use crate::kept::Truncated;
 use crate::target::TickOutcome;
 use crate::world::virtual_secs;
 
 /// One tick.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TickTrace {
     /// Virtual seconds.
     pub t: i64,
@@ -36,6 +38,9 @@ pub struct TickTrace {
     /// Why (from targets that explain): proposals, stabilized and limited values.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// What of the target's answer this tick left out ([`crate::kept`]); absent when nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<Truncated>,
     /// The same tick in detail, for pictures ([`crate::report::timeline`]) and stories
     /// ([`crate::report::explain`]); not serialized, so snapshots and reports show the text
     /// above only.
@@ -210,7 +215,8 @@ fn why_text(e: &Explanation) -> String {
     )
 }
 
-/// Builds a tick's trace from what the target did.
+/// Builds a tick's trace from what the target did, within the per-tick caps of [`crate::kept`]
+/// (the case's budget is [`crate::kept::Budget`]'s to charge).
 pub fn tick_trace(
     t: i64,
     replicas_before: i32,
@@ -219,6 +225,33 @@ pub fn tick_trace(
     outcome: &TickOutcome,
 ) -> TickTrace {
     let s = &outcome.status;
+    let mut cut = Truncated::default();
+    let metrics = Truncated::first(
+        s.current_metrics.as_deref().unwrap_or_default(),
+        &mut cut.dropped_metrics,
+    );
+    let conditions = Truncated::first(
+        s.conditions.as_deref().unwrap_or_default(),
+        &mut cut.dropped_conditions,
+    );
+    let events = Truncated::first(&outcome.events, &mut cut.dropped_events);
+    let mut detail = TickDetail {
+        metrics: metrics.iter().filter_map(metric_number).collect(),
+        conditions: conditions
+            .iter()
+            .map(|c| ConditionDetail {
+                type_: cut.text(c.type_.clone()),
+                status: cut.text(c.status.clone()),
+                reason: cut.text(c.reason.clone().unwrap_or_default()),
+                message: cut.text(c.message.clone().unwrap_or_default()),
+            })
+            .collect(),
+        explanation: outcome.explanation.clone(),
+        pods: Vec::new(),
+    };
+    for m in &mut detail.metrics {
+        m.label = cut.text(std::mem::take(&mut m.label));
+    }
     TickTrace {
         t,
         replicas_before,
@@ -230,53 +263,20 @@ pub fn tick_trace(
             .last_scale_time
             .as_ref()
             .map(|ts| virtual_secs(hpa_reference::conditions::core_time(ts))),
-        metrics: s
-            .current_metrics
-            .iter()
-            .flatten()
-            .map(metric_text)
-            .collect(),
-        conditions: s
+        metrics: metrics.iter().map(|m| cut.text(metric_text(m))).collect(),
+        conditions: detail
             .conditions
             .iter()
-            .flatten()
-            .map(|c| {
-                format!(
-                    "{}={}/{}",
-                    c.type_,
-                    c.status,
-                    c.reason.as_deref().unwrap_or("")
-                )
-            })
+            .map(|c| format!("{}={}/{}", c.type_, c.status, c.reason))
             .collect::<Vec<_>>()
             .join(", "),
-        events: outcome
-            .events
+        events: events
             .iter()
-            .map(|e| format!("{} {}: {}", e.type_.as_str(), e.reason, e.message))
+            .map(|e| cut.text(format!("{} {}: {}", e.type_.as_str(), e.reason, e.message)))
             .collect(),
         why: outcome.explanation.as_ref().map(why_text),
-        detail: TickDetail {
-            metrics: s
-                .current_metrics
-                .iter()
-                .flatten()
-                .filter_map(metric_number)
-                .collect(),
-            conditions: s
-                .conditions
-                .iter()
-                .flatten()
-                .map(|c| ConditionDetail {
-                    type_: c.type_.clone(),
-                    status: c.status.clone(),
-                    reason: c.reason.clone().unwrap_or_default(),
-                    message: c.message.clone().unwrap_or_default(),
-                })
-                .collect(),
-            explanation: outcome.explanation.clone(),
-            pods: Vec::new(),
-        },
+        truncated: (!cut.is_empty()).then_some(cut),
+        detail,
     }
 }
 

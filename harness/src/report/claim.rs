@@ -157,17 +157,19 @@ fn build<'a>(report: &'a RunReport, ctx: &'a ClaimContext) -> Claim<'a> {
 
 /// The statement as JSON.
 pub fn json(report: &RunReport, ctx: &ClaimContext) -> String {
-    let mut s = serde_json::to_string_pretty(&build(report, ctx))
-        .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()));
-    s.push('\n');
-    s
+    super::json::to_string(&build(report, ctx))
 }
 
 /// The short markdown summary.
 pub fn markdown(report: &RunReport, ctx: &ClaimContext) -> String {
     let c = build(report, ctx);
     let mut out = String::new();
-    let _ = writeln!(out, "## HPA conformance: {}\n", c.implementation);
+    // The name is the implementation's own (from `hello`): markdown text, never markup.
+    let _ = writeln!(
+        out,
+        "## HPA conformance: {}\n",
+        crate::text::markdown(&c.implementation)
+    );
     let levels: Vec<String> = c
         .levels
         .iter()
@@ -196,7 +198,14 @@ pub fn markdown(report: &RunReport, ctx: &ClaimContext) -> String {
         "| folder | passed | failed | skipped |\n| --- | ---: | ---: | ---: |"
     );
     for (f, n) in &c.folders {
-        let _ = writeln!(out, "| {f} | {} | {} | {} |", n.passed, n.failed, n.skipped);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            crate::text::markdown(f),
+            n.passed,
+            n.failed,
+            n.skipped
+        );
     }
     out
 }

@@ -377,7 +377,8 @@ pub fn render_rows(rows: &[StoryRow], out: &mut String) {
     }
 }
 
-/// Renders the story as text.
+/// Renders the story as text, every character that is not printable (but tabs and newlines)
+/// written as `\u{…}` ([`crate::text::visible`]).
 pub fn render(case: &Case, result: &CaseResult) -> String {
     let s = story(case, result);
     let mut out = String::new();
@@ -424,13 +425,11 @@ pub fn render(case: &Case, result: &CaseResult) -> String {
         }
     };
     let _ = writeln!(out, "\n{verdict}");
-    out
+    // For a terminal: what a case or a target said cannot act on it.
+    crate::text::visible(&out).into_owned()
 }
 
 /// Renders the story as one JSON document.
 pub fn render_json(case: &Case, result: &CaseResult) -> String {
-    let mut s = serde_json::to_string_pretty(&story(case, result))
-        .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()));
-    s.push('\n');
-    s
+    super::json::to_string(&story(case, result))
 }

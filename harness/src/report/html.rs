@@ -19,7 +19,9 @@ use crate::case::Case;
 use crate::runner::{CaseResult, Outcome};
 use crate::trace::TickTrace;
 
-/// Text as HTML (element content and attribute values).
+/// Text as HTML (element content and attribute values): markup characters as references, and
+/// every character that is not [`crate::text::printable`] (but tabs and newlines) as the text
+/// `\u{…}`, as in the other reports — no NUL, ESC, C1 control or noncharacter reaches the page.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -29,6 +31,8 @@ pub fn escape(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            '\n' | '\t' => out.push(c),
+            c if !crate::text::printable(c) => crate::text::push_escaped(&mut out, c),
             _ => out.push(c),
         }
     }
@@ -254,6 +258,9 @@ fn case_section(r: &CaseResult, case: Option<&Case>, out: &mut String) {
             );
         }
     }
+    if let Some(t) = super::truncation(r) {
+        let _ = writeln!(out, "<p class=\"truncated\">truncated: {}</p>", escape(&t));
+    }
     if let Some(d) = &r.diagnostics {
         let _ = writeln!(
             out,
@@ -311,6 +318,10 @@ mod tests {
         assert_eq!(
             escape("<a href=\"x\">'&'</a>"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+        assert_eq!(
+            escape("a\u{0}b\u{1b}[2J\u{9b}\u{fffe}\u{ffff}\r\tc\nd"),
+            "a\\u{0}b\\u{1b}[2J\\u{9b}\\u{fffe}\\u{ffff}\\u{d}\tc\nd"
         );
     }
 

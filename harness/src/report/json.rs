@@ -1,8 +1,17 @@
 //! The JSON report: one document with a `cases` list; each case has `name`, `passed`, `skipped`,
-//! `skip_reason`, `failures` and `trace` (ticks with `t` and `replicas` after the tick). The shape
-//! is stable: tools and CI read it.
+//! `skip_reason`, `failures` and `trace` (ticks with `t` and `replicas` after the tick, and
+//! `truncated` when the tick left out part of the target's answer, [`crate::kept`]). The shape
+//! is stable: tools and CI read it. [`write`] streams it: the document is never held whole.
+//!
+//! Every JSON document the harness writes for people to open ([`to_writer`]: this report, the
+//! conformance statement, `explain --format json`) escapes what is not
+//! [`crate::text::printable`] as `\uXXXX` — JSON escapes only C0 controls — so the text is the
+//! same once parsed and `cat` cannot hand a C1 control or a bidirectional override to a terminal.
+
+use std::io::Write;
 
 use serde::Serialize;
+use serde_json::ser::{Formatter, PrettyFormatter};
 
 use super::RunReport;
 use crate::runner::{Failure, Outcome};
@@ -59,8 +68,17 @@ struct JsonReport<'a> {
     bad_input: Vec<JsonBadInput>,
 }
 
-/// Renders the report.
+/// Renders the report (the tests' and small reports' way; a run streams it with [`write`]).
 pub fn render(report: &RunReport) -> String {
+    let mut out = Vec::new();
+    if let Err(e) = write(report, &mut out) {
+        return format!("{{\"error\": {:?}}}\n", e.to_string());
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Writes the report to `out` as it is serialized, through a buffer, then flushes.
+pub fn write(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     let (passed, failed, skipped) = report.counts();
     let doc = JsonReport {
         target: &report.target,
@@ -113,8 +131,111 @@ pub fn render(report: &RunReport) -> String {
             })
             .collect(),
     };
-    let mut s = serde_json::to_string_pretty(&doc)
-        .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()));
-    s.push('\n');
-    s
+    let mut out = std::io::BufWriter::new(out);
+    to_writer(&mut out, &doc)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
+/// Writes `value` as pretty JSON with every character that is not [`crate::text::printable`]
+/// escaped (see the module doc).
+pub fn to_writer(out: &mut impl Write, value: &impl Serialize) -> serde_json::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(out, Printable(PrettyFormatter::new()));
+    value.serialize(&mut ser)
+}
+
+/// [`to_writer`] into a string, followed by a newline.
+pub fn to_string(value: &impl Serialize) -> String {
+    let mut out = Vec::new();
+    match to_writer(&mut out, value) {
+        Ok(()) => {
+            out.push(b'\n');
+            String::from_utf8(out).unwrap_or_default()
+        }
+        Err(e) => format!("{{\"error\": {:?}}}\n", e.to_string()),
+    }
+}
+
+/// serde_json's pretty formatter, escaping in strings what is not printable.
+struct Printable<'a>(PrettyFormatter<'a>);
+
+impl Formatter for Printable<'_> {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut rest = fragment;
+        while let Some((at, c)) = rest
+            .char_indices()
+            .find(|&(_, c)| !crate::text::printable(c))
+        {
+            w.write_all(&rest.as_bytes()[..at])?;
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                write!(w, "\\u{u:04x}")?;
+            }
+            rest = &rest[at + c.len_utf8()..];
+        }
+        w.write_all(rest.as_bytes())
+    }
+
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn json_escapes_what_is_not_printable_and_parses_back_to_the_same_text() {
+        let text = "a\u{1b}[2J\u{9b}b\u{202e}c\u{fffe}\u{7f}é✓\n";
+        let json = super::to_string(&serde_json::json!({ "s": text }));
+        assert_eq!(
+            json,
+            "{\n  \"s\": \"a\\u001b[2J\\u009bb\\u202ec\\ufffe\\u007fé✓\\n\"\n}\n"
+        );
+        let back: serde_json::Value = serde_json::from_str(&json).expect("json");
+        assert_eq!(back["s"], text);
+    }
 }

@@ -2,34 +2,18 @@
 //! reason, unloadable files as errors, the implementation's stderr tail as `system-err`.
 //!
 //! The XML is well-formed whatever a case name or an implementation's stderr contains: every
-//! character XML 1.0 does not allow (control characters, U+FFFE, U+FFFF) is written as the text
-//! `\u{…}` ([`xml_safe`]).
+//! character XML 1.0 does not allow (control characters, U+FFFE, U+FFFF) — and any other a CI
+//! log would act on — is written as the text `\u{…}` ([`xml_safe`], [`crate::text::visible`]).
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::RunReport;
 use crate::runner::{Failure, Outcome};
 
-/// Whether XML 1.0 allows the character in a document.
-fn xml_char(c: char) -> bool {
-    matches!(c,
-        '\u{9}' | '\u{A}' | '\u{D}'
-        | '\u{20}'..='\u{D7FF}'
-        | '\u{E000}'..='\u{FFFD}'
-        | '\u{10000}'..='\u{10FFFF}')
-}
-
-/// `s` with every character XML 1.0 does not allow written as `\u{…}`.
+/// `s` with every character XML 1.0 does not allow written as `\u{…}` ([`crate::text::visible`]:
+/// tabs and newlines stay, the rest that is not printable is escaped).
 pub fn xml_safe(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if xml_char(c) {
-            out.push(c);
-        } else {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        }
-    }
-    out
+    crate::text::visible(s).into_owned()
 }
 
 fn failure_line(f: &Failure) -> String {

@@ -44,6 +44,22 @@ pub fn around_first_failure(r: &CaseResult) -> (Option<i64>, Option<&str>, Vec<&
     (first, hpa, rows)
 }
 
+/// At how many ticks (of the case's HPA and those alongside) the harness kept only part of the
+/// target's answers ([`crate::kept`]), and what it left out at the first: `None` when at none.
+pub fn truncation(r: &CaseResult) -> Option<String> {
+    let ticks = r
+        .trace
+        .iter()
+        .chain(r.alongside.iter().flat_map(|a| &a.trace));
+    let mut marked = ticks.filter_map(|x| x.truncated.as_ref().map(|m| (x.t, m)));
+    let (t, first) = marked.next()?;
+    let n = 1 + marked.count();
+    Some(format!(
+        "the harness kept part of the target's answers at {n} tick{} (from t={t}: {first})",
+        if n == 1 { "" } else { "s" }
+    ))
+}
+
 /// Everything a run produced.
 #[derive(Debug, Clone)]
 pub struct RunReport {

@@ -326,7 +326,7 @@ fn draw(tl: &Timeline, out: &mut String) -> DrawResult {
     let root = SVGBackend::with_string(out, (960, 440)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(&tl.name, ("sans-serif", 18))
+        .caption(crate::text::visible_line(&tl.name), ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(48)
@@ -360,7 +360,11 @@ fn draw(tl: &Timeline, out: &mut String) -> DrawResult {
                     m.points.iter().map(|&(t, v)| (t as f64, v)),
                     color.mix(0.8).stroke_width(1),
                 ))?
-                .label(format!("{} vs target {} (right axis)", m.label, m.target))
+                .label(format!(
+                    "{} vs target {} (right axis)",
+                    crate::text::visible_line(&m.label),
+                    m.target
+                ))
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], color));
         }
     }

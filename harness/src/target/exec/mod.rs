@@ -244,6 +244,8 @@ impl Live {
         } else {
             format!("stderr:\n{tail}")
         };
+        // `what` may quote the implementation: kept to a bound (the tail is bounded already).
+        let what = crate::text::clip_bytes(&what, crate::kept::MAX_TEXT_BYTES).unwrap_or(what);
         TargetError::failed(format!("{at}: {what}{status}\n{tail}"))
     }
 
@@ -360,7 +362,7 @@ impl Live {
                 at,
                 format!(
                     "answered ended for case {} instead of {}",
-                    quote(e.case.as_deref().unwrap_or_default()),
+                    quote(&clip(e.case.as_deref().unwrap_or_default(), SHOWN_CHARS)),
                     quote(case)
                 ),
             )),
@@ -480,7 +482,7 @@ impl Session for ExecSession {
                                 &at,
                                 format!(
                                     "event type {} is neither Normal nor Warning",
-                                    quote(other)
+                                    quote(&clip(other, SHOWN_CHARS))
                                 ),
                             ));
                         }
@@ -586,10 +588,12 @@ impl Target for ExecTarget {
                 ),
             ));
         }
+        // The name it gives itself goes into every skip reason and the conformance statement.
         let who = format!(
             "{} {}",
             hello.implementation.name, hello.implementation.version
         );
+        let who = crate::text::clip_bytes(&who, crate::kept::MAX_NAME_BYTES).unwrap_or(who);
         let mut session = ExecSession {
             live: Some(live),
             case: case.name().to_string(),
