@@ -155,7 +155,8 @@ kind-ci:
         just kind-down; exit $rc
 
 # The reference's API validation against the running cluster's API server: every manifest of
-# tests/fixtures/validation.yaml answered the same ("accepted", or the 422 message word for word).
+# tests/fixtures/validation.yaml and every corpus case with expect.rejected answered the same
+# ("accepted", or the 422 message word for word).
 kind-validation:
     KUBECONFIG={{justfile_directory()}}/.cache/kind/kubeconfig cargo test -q -p hpa-conformance-tests --test validation_kind -- --ignored --nocapture
 

@@ -417,6 +417,30 @@ fn lint_checks_that_each_source_exists() {
 }
 
 #[test]
+fn lint_warns_about_a_target_the_controller_cannot_use_and_still_passes() {
+    let dir = root().join("tests/fixtures/lint");
+    let seeds = dir.join("seeds").display().to_string();
+    let facts = dir.join("facts.yaml").display().to_string();
+    let case = dir.join("warn/unusable-target.yaml").display().to_string();
+    let (code, out, err) = run(&["lint", &case, "--seeds", &seeds, "--facts", &facts]);
+    assert_eq!(code, 0, "a warning is not a problem: {err}");
+    assert!(
+        out.contains("lint: 1 case files checked, 0 problems, 1 warnings"),
+        "{out}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{case}:16:31: warning: spec.metrics[0].resource.target.averageUtilization: Required \
+             value: must set averageUtilization when the target type is Utilization"
+        )),
+        "{err}"
+    );
+    // The API server accepts it, so `run` does too, and upstream's controller reads the value.
+    let (code, out, err) = run(&["run", &case]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
 fn the_corpus_lints_clean_against_the_shared_sources() {
     let shared = root().join("../shared");
     let (code, out, err) = run(&[

@@ -169,13 +169,61 @@ pub fn check_gates_declared(case: &Case) -> Vec<LoadError> {
         .collect()
 }
 
-/// Lints every case under `paths`; returns the problems (empty: clean) and the number of cases.
-pub fn lint(paths: &[PathBuf], sources: &Sources) -> (usize, Vec<LoadError>) {
+/// Warns about each metric target that the API server accepts but upstream's controller cannot
+/// use as written (`hpa_reference::validation::unusable_targets`: a target type its source does
+/// not read, or a type without its own field). Such a case is valid — the API server stores the
+/// HPA — so this is a warning, never a rejection.
+pub fn check_usable_targets(case: &Case) -> Vec<LoadError> {
+    let text = std::fs::read_to_string(&case.path).unwrap_or_default();
+    let index = Index::build(&text).ok();
+    let hpas = std::iter::once(("hpa".to_string(), &case.hpa)).chain(
+        case.members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (format!("alongside[{i}].hpa"), &m.hpa)),
+    );
+    hpas.flat_map(|(at, hpa)| {
+        hpa_reference::validation::unusable_targets(hpa)
+            .into_iter()
+            .map(move |e| (format!("{at}.{}", e.path), e))
+    })
+    .map(|(field, e)| {
+        at(
+            &case.path,
+            index.as_ref(),
+            &field,
+            format!("{e} (the API server accepts it; upstream's controller reads whichever target field is set, or reports an invalid metric source)"),
+        )
+    })
+    .collect()
+}
+
+/// What `lint` found: errors (the run refuses such a case) and warnings (it runs).
+#[derive(Debug, Default)]
+pub struct Findings {
+    /// Case files read and loaded.
+    pub cases: usize,
+    /// Problems: the exit status says so.
+    pub errors: Vec<LoadError>,
+    /// Advice: printed, the exit status does not change.
+    pub warnings: Vec<LoadError>,
+}
+
+/// Lints every case under `paths`.
+pub fn lint(paths: &[PathBuf], sources: &Sources) -> Findings {
     let (cases, mut errors) = crate::cli::load_all(paths);
+    let mut warnings = Vec::new();
     for c in &cases {
         errors.extend(check_source(c, sources));
         errors.extend(check_gates_declared(c));
+        warnings.extend(check_usable_targets(c));
     }
-    errors.sort_by(|a, b| (&a.path, a.pos.line).cmp(&(&b.path, b.pos.line)));
-    (cases.len(), errors)
+    let order = |a: &LoadError, b: &LoadError| (&a.path, a.pos.line).cmp(&(&b.path, b.pos.line));
+    errors.sort_by(order);
+    warnings.sort_by(order);
+    Findings {
+        cases: cases.len(),
+        errors,
+        warnings,
+    }
 }

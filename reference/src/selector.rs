@@ -169,8 +169,9 @@ fn dns_subdomain_problems(s: &str) -> Vec<String> {
     errs
 }
 
-/// A label key's problems (validation's `IsLabelKey`), each a sentence.
-fn label_key_problems(k: &str) -> Vec<String> {
+/// A label key's problems (validation's `IsLabelKey`, which is also its `IsQualifiedName`),
+/// each a sentence.
+pub(crate) fn label_key_problems(k: &str) -> Vec<String> {
     let parts: Vec<&str> = k.split('/').collect();
     let mut errs = Vec::new();
     let name = match parts.as_slice() {

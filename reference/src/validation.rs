@@ -21,14 +21,13 @@
 //!   is rejected).
 //! - `metadata.namespace` is not required (the API server takes it from the
 //!   request path), and labels, annotations and the like are not checked.
-//! - The target type of each metric source is checked against what that
-//!   source supports (e.g. `Value` is rejected for `Resource`, with an extra
-//!   `Unsupported value` error), and the set target field must match the
-//!   target type; the API server only checks the type is one of
-//!   `Utilization`, `Value`, `AverageValue` and that the source has the fields
-//!   it uses. Stricter on purpose: such an HPA means nothing to the controller
-//!   (`just kind-validation` lists these differences, checked on a v1.36.4 API
-//!   server).
+//! - Like the API server, a metric target's type is only checked to be one of
+//!   `Utilization`, `Value`, `AverageValue`, and each source only that it has
+//!   the fields it uses: a type the source does not read (`Value` for a
+//!   Resource metric) or a type without its own field is accepted. Such a
+//!   target is what [`unusable_targets`] finds, for `lint` to warn about.
+//!   `just kind-validation` checks every rule word for word on a real API
+//!   server, with no deliberate difference.
 //! - A metric's sources are only checked when the metric type is valid, and
 //!   duplicate reports of the same problem are not repeated.
 //! - Quantities are checked with the exact sign from [`crate::quantity`], so
@@ -377,7 +376,7 @@ fn validate_metric(metric: &MetricSpec, path: &str, errs: &mut Errors) {
         "Pods" => metric.pods.as_ref().map(|src| {
             validate_metric_identifier(&src.metric, &format!("{source_path}.metric"), errs);
             let target_path = format!("{source_path}.target");
-            validate_target(&src.target, &target_path, &[AVERAGE_VALUE], errs);
+            validate_target(&src.target, &target_path, errs);
             if src.target.average_value.is_none() {
                 errs.required(
                     format!("{target_path}.averageValue"),
@@ -395,11 +394,13 @@ fn validate_metric(metric: &MetricSpec, path: &str, errs: &mut Errors) {
             validate_resource_target(&src.target, &format!("{source_path}.target"), errs);
         }),
         "ContainerResource" => metric.container_resource.as_ref().map(|src| {
+            let name_path = format!("{source_path}.name");
             if src.name.is_empty() {
-                errs.required(
-                    format!("{source_path}.name"),
-                    "must specify a resource name",
-                );
+                errs.required(name_path, "must specify a resource name");
+            } else {
+                for msg in container_resource_name_errors(&src.name) {
+                    errs.invalid(&name_path, format!("{:?}", src.name), &msg);
+                }
             }
             let container_path = format!("{source_path}.container");
             if src.container.is_empty() {
@@ -437,28 +438,79 @@ fn validate_metric(metric: &MetricSpec, path: &str, errs: &mut Errors) {
     }
 }
 
-/// Checks common to every metric target: the type is known and allowed for
-/// the source, quantities parse and are positive, utilization is at least 1.
-///
-/// Returns whether the type is valid for the source.
-fn validate_target(target: &MetricTarget, path: &str, allowed: &[&str], errs: &mut Errors) -> bool {
+/// Resource names the API server knows (core's `standardResources`): a one-segment resource name
+/// must be one of these (or a quota huge-page name) to be valid at all.
+const STANDARD_RESOURCES: &[&str] = &[
+    "cpu",
+    "memory",
+    "ephemeral-storage",
+    "requests.cpu",
+    "requests.memory",
+    "requests.ephemeral-storage",
+    "limits.cpu",
+    "limits.memory",
+    "limits.ephemeral-storage",
+    "pods",
+    "resourcequotas",
+    "services",
+    "replicationcontrollers",
+    "secrets",
+    "configmaps",
+    "persistentvolumeclaims",
+    "storage",
+    "requests.storage",
+    "services.nodeports",
+    "services.loadbalancers",
+];
+
+/// Resources a container can request (core's `standardContainerResources`), besides huge pages.
+const CONTAINER_RESOURCES: &[&str] = &["cpu", "memory", "ephemeral-storage"];
+
+/// Problems with a ContainerResource metric's resource name, as core/v1's
+/// `ValidateContainerResourceName` finds them: a qualified name; with one segment, a standard
+/// resource (`must be a standard resource type or fully qualified`, skipped when the name is not
+/// even qualified) that a container can request; with a prefix outside `kubernetes.io/`, an
+/// extended resource name (no `requests.` prefix, and still qualified with one).
+fn container_resource_name_errors(name: &str) -> Vec<String> {
+    let mut errs = crate::selector::label_key_problems(name);
+    let huge_pages = name.starts_with("hugepages-");
+    if !name.contains('/') {
+        let standard = STANDARD_RESOURCES.contains(&name)
+            || huge_pages
+            || name.starts_with("requests.hugepages-");
+        if errs.is_empty() && !standard {
+            errs.push("must be a standard resource type or fully qualified".into());
+        }
+        if !(CONTAINER_RESOURCES.contains(&name) || huge_pages) {
+            errs.push("must be a standard resource for containers".into());
+        }
+    } else if !name.contains("kubernetes.io/") {
+        let extended = !name.starts_with("requests.")
+            && crate::selector::label_key_problems(&format!("requests.{name}")).is_empty();
+        if !extended {
+            errs.push("doesn't follow extended resource name standard".into());
+        }
+    }
+    errs
+}
+
+/// Checks common to every metric target (upstream's `validateMetricTarget`): a type is set and is
+/// one of `Utilization`, `Value`, `AverageValue` — an empty type is both missing and not one of
+/// them, two errors as the API server gives — quantities parse and are positive, utilization is at
+/// least 1. Which type a metric source can use is not checked here (the API server does not):
+/// see [`unusable_targets`].
+fn validate_target(target: &MetricTarget, path: &str, errs: &mut Errors) {
     let ty = target.type_.as_str();
-    let type_ok = if ty.is_empty() {
+    if ty.is_empty() {
         errs.required(format!("{path}.type"), "must specify a metric target type");
-        false
-    } else if ![UTILIZATION, VALUE, AVERAGE_VALUE].contains(&ty) {
+    }
+    if ![UTILIZATION, VALUE, AVERAGE_VALUE].contains(&ty) {
         errs.invalid(
             format!("{path}.type"),
             format!("{ty:?}"),
             "must be either Utilization, Value, or AverageValue",
         );
-        false
-    } else if !allowed.contains(&ty) {
-        errs.not_supported(format!("{path}.type"), ty, allowed);
-        false
-    } else {
-        true
-    };
+    }
     if let Some(value) = &target.value {
         validate_positive_quantity(value, &format!("{path}.value"), errs);
     }
@@ -474,13 +526,11 @@ fn validate_target(target: &MetricTarget, path: &str, allowed: &[&str], errs: &m
             "must be greater than 0",
         );
     }
-    type_ok
 }
 
-/// Resource and ContainerResource targets: `Utilization` with
-/// `averageUtilization`, or `AverageValue` with `averageValue`.
+/// Resource and ContainerResource targets: `averageUtilization` or `averageValue`, not both.
 fn validate_resource_target(target: &MetricTarget, path: &str, errs: &mut Errors) {
-    let type_ok = validate_target(target, path, &[AVERAGE_VALUE, UTILIZATION], errs);
+    validate_target(target, path, errs);
     match (&target.average_utilization, &target.average_value) {
         (None, None) => errs.required(
             format!("{path}.averageUtilization"),
@@ -490,12 +540,6 @@ fn validate_resource_target(target: &MetricTarget, path: &str, errs: &mut Errors
             format!("{path}.averageValue"),
             "may not set both a target raw value and a target utilization",
         ),
-        (Some(_), None) if type_ok && target.type_ == AVERAGE_VALUE => {
-            require_for_type(path, "averageValue", AVERAGE_VALUE, errs);
-        }
-        (None, Some(_)) if type_ok && target.type_ == UTILIZATION => {
-            require_for_type(path, "averageUtilization", UTILIZATION, errs);
-        }
         _ => {}
     }
 }
@@ -520,43 +564,86 @@ impl ValueTargetRules {
     };
 }
 
-/// Object and External targets: `Value` with `value`, or `AverageValue` with
-/// `averageValue`.
+/// Object and External targets: `value` or `averageValue` (External: not both).
 fn validate_value_target(
     target: &MetricTarget,
     path: &str,
     rules: ValueTargetRules,
     errs: &mut Errors,
 ) {
-    let type_ok = validate_target(target, path, &[AVERAGE_VALUE, VALUE], errs);
+    validate_target(target, path, errs);
     let (has_value, has_average) = (target.value.is_some(), target.average_value.is_some());
     if !has_value && !has_average {
         errs.required(format!("{path}.averageValue"), rules.missing);
-        return;
     }
     if has_value
         && has_average
         && let Some(detail) = rules.both
     {
         errs.forbidden(format!("{path}.value"), detail);
-        return;
-    }
-    if !type_ok {
-        return;
-    }
-    if target.type_ == VALUE && !has_value {
-        require_for_type(path, "value", VALUE, errs);
-    } else if target.type_ == AVERAGE_VALUE && !has_average {
-        require_for_type(path, "averageValue", AVERAGE_VALUE, errs);
     }
 }
 
-/// The target field that the target type calls for is missing.
-fn require_for_type(path: &str, field: &str, ty: &str, errs: &mut Errors) {
-    errs.required(
-        format!("{path}.{field}"),
-        &format!("must set {field} when the target type is {ty}"),
-    );
+/// A metric target the API server accepts but upstream's controller cannot use as written: a
+/// target type its metric source does not read (`Value` for a Resource metric, `Utilization` for a
+/// Pods, Object or External one), or a type whose field is not set (`type: AverageValue` with only
+/// `averageUtilization`). Upstream's controller then reads whichever field is set, or reports
+/// an invalid metric source; `lint` warns about these, and the API server (so [`validate_hpa`])
+/// accepts them.
+pub fn unusable_targets(hpa: &HorizontalPodAutoscaler) -> Vec<FieldError> {
+    let mut errs = Errors::default();
+    let metrics = hpa.spec.metrics.as_deref();
+    for (i, metric) in metrics.unwrap_or_default().iter().enumerate() {
+        let (source, target, allowed): (&str, _, &[&str]) = match metric.type_.as_str() {
+            "Resource" => (
+                "resource",
+                metric.resource.as_ref().map(|s| &s.target),
+                &[AVERAGE_VALUE, UTILIZATION],
+            ),
+            "ContainerResource" => (
+                "containerResource",
+                metric.container_resource.as_ref().map(|s| &s.target),
+                &[AVERAGE_VALUE, UTILIZATION],
+            ),
+            "Pods" => (
+                "pods",
+                metric.pods.as_ref().map(|s| &s.target),
+                &[AVERAGE_VALUE],
+            ),
+            "Object" => (
+                "object",
+                metric.object.as_ref().map(|s| &s.target),
+                &[AVERAGE_VALUE, VALUE],
+            ),
+            "External" => (
+                "external",
+                metric.external.as_ref().map(|s| &s.target),
+                &[AVERAGE_VALUE, VALUE],
+            ),
+            _ => continue,
+        };
+        let Some(target) = target else { continue };
+        let path = format!("spec.metrics[{i}].{source}.target");
+        let ty = target.type_.as_str();
+        if !allowed.contains(&ty) {
+            if [UTILIZATION, VALUE, AVERAGE_VALUE].contains(&ty) {
+                errs.not_supported(format!("{path}.type"), ty, allowed);
+            }
+            continue;
+        }
+        let (field, set) = match ty {
+            UTILIZATION => ("averageUtilization", target.average_utilization.is_some()),
+            VALUE => ("value", target.value.is_some()),
+            _ => ("averageValue", target.average_value.is_some()),
+        };
+        if !set {
+            errs.required(
+                format!("{path}.{field}"),
+                &format!("must set {field} when the target type is {ty}"),
+            );
+        }
+    }
+    errs.0
 }
 
 /// Parses a quantity field, reporting a syntax error at `path`; returns the
@@ -579,8 +666,7 @@ fn quantity_sign(q: &Quantity, path: &str, errs: &mut Errors) -> Option<i32> {
 /// API server prints it (`String()`: `"."` is `"0"`, `"-0.1"` is `"-100m"`).
 fn validate_positive_quantity(q: &Quantity, path: &str, errs: &mut Errors) {
     if quantity_sign(q, path, errs).is_some_and(|sign| sign != 1) {
-        let shown = crate::quantity::canonical(&q.0).unwrap_or_else(|_| q.0.clone());
-        errs.invalid(path, format!("{shown:?}"), "must be positive");
+        errs.invalid(path, shown_quantity(q), "must be positive");
     }
 }
 
@@ -625,35 +711,19 @@ fn validate_scaling_rules(rules: &HPAScalingRules, path: &str, errs: &mut Errors
         if quantity_sign(tolerance, &tolerance_path, errs).is_some_and(|sign| sign < 0) {
             errs.invalid(
                 &tolerance_path,
-                format!("{:?}", canonical_decimal(&tolerance.0)),
+                shown_quantity(tolerance),
                 "must be greater than or equal to 0",
             );
         }
     }
 }
 
-/// A quantity as the API server prints it (`Quantity.String()`, canonical DecimalSI) when it is a
-/// whole number of milli-units written without exponent or binary suffix (`"-0.1"` → `"-100m"`,
-/// `"-2"` → `"-2"`); other spellings as written.
-fn canonical_decimal(text: &str) -> String {
-    let t = text.trim();
-    let body = t.strip_prefix(['-', '+']).unwrap_or(t);
-    let (number, suffix) = body.split_at(
-        body.find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(body.len()),
-    );
-    let fraction = number.split_once('.').map_or("", |(_, f)| f);
-    let exact = !number.is_empty()
-        && match suffix {
-            "" => fraction.len() <= 3,
-            "m" => fraction.is_empty(),
-            "k" | "M" | "G" | "T" | "P" | "E" => fraction.is_empty(),
-            _ => false,
-        };
-    match crate::quantity::milli_value(t) {
-        Ok(milli) if exact => crate::quantity::format_milli_decimal(milli),
-        _ => t.to_owned(),
-    }
+/// A quantity as the API server prints it in a field error: quoted, as `Quantity.String()` gives
+/// it ([`crate::quantity::canonical`]: `"-0.1"` is `"-100m"`, `"."` is `"0"`); as written if it
+/// does not parse (then its own error is reported too).
+fn shown_quantity(q: &Quantity) -> String {
+    let shown = crate::quantity::canonical(&q.0).unwrap_or_else(|_| q.0.clone());
+    format!("{shown:?}")
 }
 
 /// One scaling policy: known type, positive value, period in `1..=1800`.
@@ -1099,38 +1169,27 @@ mod tests {
                      the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
                 )],
             ),
+            // The API server does not check which type a source uses, nor that the type's own
+            // field is set (`unusable_targets` does, for lint).
             (
                 json!({"type": "Value", "value": "1"}),
-                vec![
-                    format!(
-                        "{RES_TARGET}.type: Unsupported value: \"Value\": supported values: \
-                         \"AverageValue\", \"Utilization\""
-                    ),
-                    format!(
-                        "{RES_TARGET}.averageUtilization: Required value: must set either a \
-                         target raw value or a target utilization"
-                    ),
-                ],
-            ),
-            (
-                json!({"type": "Utilization", "averageValue": "1"}),
                 vec![format!(
-                    "{RES_TARGET}.averageUtilization: Required value: must set \
-                     averageUtilization when the target type is Utilization"
+                    "{RES_TARGET}.averageUtilization: Required value: must set either a \
+                     target raw value or a target utilization"
                 )],
             ),
-            (
-                json!({"type": "AverageValue", "averageUtilization": 50}),
-                vec![format!(
-                    "{RES_TARGET}.averageValue: Required value: must set averageValue when the \
-                     target type is AverageValue"
-                )],
-            ),
+            (json!({"type": "Utilization", "averageValue": "1"}), vec![]),
+            (json!({"type": "AverageValue", "averageUtilization": 50}), vec![]),
+            // An empty type is missing and not one of the three: two errors.
             (
                 json!({"averageUtilization": 50}),
-                vec![format!(
-                    "{RES_TARGET}.type: Required value: must specify a metric target type"
-                )],
+                vec![
+                    format!("{RES_TARGET}.type: Required value: must specify a metric target type"),
+                    format!(
+                        "{RES_TARGET}.type: Invalid value: \"\": must be either Utilization, \
+                         Value, or AverageValue"
+                    ),
+                ],
             ),
             (
                 json!({"type": "Bogus", "averageUtilization": 50}),
@@ -1191,7 +1250,43 @@ mod tests {
             "/containerResource/target",
             json!({"type": "Value", "value": "1"}),
         );
-        assert_eq!(check(with_metric(m)).len(), 2);
+        assert_eq!(check(with_metric(m)).len(), 1);
+    }
+
+    #[test]
+    fn container_resource_names_are_checked_as_the_api_server_does() {
+        // Each answer seen on a v1.36.4 API server (kind).
+        let cases: [(&str, &[&str]); 8] = [
+            ("cpu", &[]),
+            ("hugepages-2Mi", &[]),
+            ("example.com/gpu", &[]),
+            ("kubernetes.io/foo", &[]),
+            (
+                "foo",
+                &[
+                    "must be a standard resource type or fully qualified",
+                    "must be a standard resource for containers",
+                ],
+            ),
+            ("pods", &["must be a standard resource for containers"]),
+            (
+                "requests.example.com/foo",
+                &["doesn't follow extended resource name standard"],
+            ),
+            (
+                "a b",
+                &[
+                    "name part must consist of alphanumeric characters, '-', '_' or '.', and must \
+                     start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  \
+                     or '123-abc', regex used for validation is \
+                     '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+                    "must be a standard resource for containers",
+                ],
+            ),
+        ];
+        for (name, want) in cases {
+            assert_eq!(container_resource_name_errors(name), want, "{name}");
+        }
     }
 
     #[test]
@@ -1222,10 +1317,7 @@ mod tests {
                 "rps",
                 json!({"type": "Value", "averageValue": "10"})
             ))),
-            [
-                "spec.metrics[0].pods.target.type: Unsupported value: \"Value\": supported \
-                 values: \"AverageValue\""
-            ]
+            Vec::<String>::new()
         );
         assert_eq!(
             check(with_metric(metric(
@@ -1246,32 +1338,17 @@ mod tests {
                  averageValue"
             )]
         );
-        assert_eq!(
-            check(with_metric(object_metric(
-                json!({"type": "Value", "averageValue": "5"})
-            ))),
-            [format!(
-                "{target}.value: Required value: must set value when the target type is Value"
-            )]
-        );
-        assert_eq!(
-            check(with_metric(object_metric(
-                json!({"type": "AverageValue", "value": "5"})
-            ))),
-            [format!(
-                "{target}.averageValue: Required value: must set averageValue when the target \
-                 type is AverageValue"
-            )]
-        );
-        assert_eq!(
-            check(with_metric(object_metric(
-                json!({"type": "Utilization", "averageUtilization": 5, "value": "1"})
-            ))),
-            [format!(
-                "{target}.type: Unsupported value: \"Utilization\": supported values: \
-                 \"AverageValue\", \"Value\""
-            )]
-        );
+        for accepted in [
+            json!({"type": "Value", "averageValue": "5"}),
+            json!({"type": "AverageValue", "value": "5"}),
+            json!({"type": "Utilization", "averageUtilization": 5, "value": "1"}),
+        ] {
+            assert_eq!(
+                check(with_metric(object_metric(accepted.clone()))),
+                Vec::<String>::new(),
+                "{accepted}"
+            );
+        }
         assert_eq!(
             check(with_metric(object_metric(
                 json!({"type": "Value", "value": "0"})
@@ -1318,9 +1395,7 @@ mod tests {
             check(with_metric(external_metric(
                 json!({"type": "Value", "averageValue": "1"})
             ))),
-            [format!(
-                "{target}.value: Required value: must set value when the target type is Value"
-            )]
+            Vec::<String>::new()
         );
         assert_eq!(
             check(with_metric(external_metric(
@@ -1441,6 +1516,58 @@ mod tests {
     }
 
     #[test]
+    fn unusable_targets_are_accepted_and_named() {
+        let unusable = |metric: Value| {
+            let v = with_metric(metric);
+            let hpa: HorizontalPodAutoscaler = serde_json::from_value(v.clone()).expect("an HPA");
+            assert!(validate_hpa(&hpa, ValidationOptions::default()).is_empty(), "{v}");
+            unusable_targets(&hpa)
+                .into_iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+        };
+        let res = "spec.metrics[0].resource.target";
+        assert_eq!(
+            unusable(resource_metric(json!({"type": "Value", "averageValue": "1"}))),
+            [format!(
+                "{res}.type: Unsupported value: \"Value\": supported values: \"AverageValue\", \
+                 \"Utilization\""
+            )]
+        );
+        assert_eq!(
+            unusable(resource_metric(json!({"type": "AverageValue", "averageUtilization": 5}))),
+            [format!(
+                "{res}.averageValue: Required value: must set averageValue when the target type \
+                 is AverageValue"
+            )]
+        );
+        assert_eq!(
+            unusable(resource_metric(json!({"type": "Utilization", "averageUtilization": 5}))),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            unusable(json!({"type": "Pods", "pods": {"metric": {"name": "rps"},
+                "target": {"type": "Value", "averageValue": "10"}}})),
+            ["spec.metrics[0].pods.target.type: Unsupported value: \"Value\": supported values: \
+              \"AverageValue\""]
+        );
+        assert_eq!(
+            unusable(object_metric(json!({"type": "Value", "averageValue": "5"}))),
+            ["spec.metrics[0].object.target.value: Required value: must set value when the \
+              target type is Value"]
+        );
+        assert_eq!(
+            unusable(external_metric(json!({"type": "Utilization", "value": "5"}))),
+            ["spec.metrics[0].external.target.type: Unsupported value: \"Utilization\": \
+              supported values: \"AverageValue\", \"Value\""]
+        );
+        assert_eq!(
+            unusable(external_metric(json!({"type": "Value", "value": "5"}))),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
     fn tolerance_must_be_non_negative() {
         let path = "spec.behavior.scaleDown.tolerance";
         assert_eq!(
@@ -1455,8 +1582,9 @@ mod tests {
             ("-1500m", "-1500m"),
             ("-0.5", "-500m"),
             ("-3k", "-3k"),
+            ("-1e-400", "-1e-9"),
         ] {
-            assert_eq!(super::canonical_decimal(text), shown, "{text}");
+            assert_eq!(crate::quantity::canonical(text).as_deref(), Ok(shown), "{text}");
         }
         assert_eq!(
             check(with_scale_down(json!({"tolerance": "-1n"}))),
