@@ -509,14 +509,32 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             } else {
                 paths
             };
-            let (count, errors) = crate::lint::lint(&paths, &sources);
+            let crate::lint::Findings {
+                cases: count,
+                errors,
+                warnings,
+            } = crate::lint::lint(&paths, &sources);
             for e in &errors {
                 let _ = writeln!(err, "{e}");
             }
+            for w in &warnings {
+                let _ = writeln!(
+                    err,
+                    "{}:{}:{}: warning: {}",
+                    w.path.display(),
+                    w.pos.line,
+                    w.pos.column,
+                    w.reason
+                );
+            }
+            let warned = match warnings.len() {
+                0 => String::new(),
+                n => format!(", {n} warnings"),
+            };
             emit(
                 out,
                 &format!(
-                    "lint: {count} case files checked, {} problems\n",
+                    "lint: {count} case files checked, {} problems{warned}\n",
                     errors.len()
                 ),
             )?;
