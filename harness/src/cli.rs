@@ -306,6 +306,19 @@ pub fn make_target(name: &str, step_timeout: Duration) -> Result<Box<dyn Target>
     }
 }
 
+/// [`make_target`] for `run`, `explain` and `fuzz`: an `exec:` command that cannot start (a
+/// program that does not exist or cannot be executed) is a usage error (exit 2), one rule for
+/// every command, not a failure of each case.
+fn startable_target(name: &str, step_timeout: Duration) -> Result<Box<dyn Target>, String> {
+    if let Some(command) = name.strip_prefix("exec:") {
+        let exec = ExecTarget::new(command, step_timeout)?;
+        exec.probe()
+            .map_err(|why| format!("target {} cannot start: {why}", exec.name()))?;
+        return Ok(Box::new(exec));
+    }
+    make_target(name, step_timeout)
+}
+
 /// Loads every case under `paths`: the good ones and the errors of the bad ones (unreadable
 /// paths, files that do not load, duplicate names pointed at their `name:` line).
 pub fn load_all(paths: &[PathBuf]) -> (Vec<Case>, Vec<LoadError>) {
@@ -427,8 +440,8 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             separately,
         } => {
             let timeout = Duration::from_secs(step_timeout);
-            let ta = make_target(&a, timeout).map_err(usage)?;
-            let tb = make_target(&b, timeout).map_err(usage)?;
+            let ta = startable_target(&a, timeout).map_err(usage)?;
+            let tb = startable_target(&b, timeout).map_err(usage)?;
             if truth != "a" && truth != "b" {
                 return Err(usage("--truth is a or b"));
             }
@@ -689,7 +702,8 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                     err,
                 );
             }
-            let target = make_target(&target, Duration::from_secs(step_timeout)).map_err(usage)?;
+            let target =
+                startable_target(&target, Duration::from_secs(step_timeout)).map_err(usage)?;
             let paths = if paths.is_empty() {
                 vec![PathBuf::from("cases")]
             } else {
@@ -708,8 +722,12 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 pods: false,
                 flag_defaults: None,
             };
-            let (results, judged, implementation) =
+            let (mut results, judged, implementation) =
                 run_with_progress(&cases, target.as_ref(), &opts, jobs_or_default(jobs));
+            let late = late_failures(&mut results, target.as_ref());
+            for line in &late {
+                let _ = writeln!(err, "{line}");
+            }
             let report = RunReport {
                 target: target.name(),
                 results,
@@ -718,6 +736,9 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
                 notes: case_notes(&cases),
             };
             let mut code = deliver(&report, &cases, format, report_dir.as_deref(), out, err)?;
+            if !late.is_empty() && code == exit::PASSED {
+                code = exit::FAILED;
+            }
             if let Some(file) = &claim {
                 let ctx = report::claim::ClaimContext {
                     implementation,
@@ -769,7 +790,8 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
         } => {
             let fixed_gates =
                 hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
-            let target = make_target(&target, Duration::from_secs(step_timeout)).map_err(usage)?;
+            let target =
+                startable_target(&target, Duration::from_secs(step_timeout)).map_err(usage)?;
             let case = load_case(&case).map_err(|e| e.to_string())?;
             let opts = RunOptions {
                 fixed_gates,
@@ -792,6 +814,30 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             })
         }
     }
+}
+
+/// Reports what the target noticed after a case was over ([`Target::take_late_failures`]: a
+/// process kept for more cases that misbehaved after answering `ended`) on that case, as a
+/// failure `after end`; for a case that did not pass or fail (skipped, errored), as a line
+/// returned for stderr.
+fn late_failures(results: &mut [crate::runner::CaseResult], target: &dyn Target) -> Vec<String> {
+    use crate::runner::Outcome;
+    let mut lines = Vec::new();
+    for late in target.take_late_failures() {
+        let f = crate::runner::fail(None, "after end", late.expected, late.actual);
+        match results.iter_mut().find(|r| r.name == late.case) {
+            Some(r) if r.outcome == Outcome::Passed => r.outcome = Outcome::Failed(vec![f]),
+            Some(crate::runner::CaseResult {
+                outcome: Outcome::Failed(failures),
+                ..
+            }) => failures.push(f),
+            _ => lines.push(format!(
+                "error: {}: {}: expected {}, got {}",
+                late.case, f.check, f.expected, f.actual
+            )),
+        }
+    }
+    lines
 }
 
 /// `--jobs`, or the cores available.

@@ -902,6 +902,7 @@ pub fn run_case_judged(
     }
     let finished = session.finish();
     let diagnostics = session.diagnostics();
+    let (finish_check, finish_expected) = session.finish_check();
     drop(session);
     let mut checkers = checkers.into_iter();
     let mut failures = checkers
@@ -919,7 +920,7 @@ pub fn run_case_judged(
         }
     }
     if let Err(e) = finished {
-        failures.push(fail(None, "after stop", "exit with status 0", e.message));
+        failures.push(fail(None, &finish_check, finish_expected, e.message));
     }
     let outcome = if failures.is_empty() {
         Outcome::Passed

@@ -5,10 +5,11 @@
 //!
 //! A what-if is a case built from the user's inputs: the inputs are checked here with their own
 //! positions (a broken manifest or CSV is `file:line:col: reason`, exit 2), then the case goes
-//! through the one case loader ([`crate::case::load_case_text`]: API defaulting and validation,
-//! gates, limits) and the one runner ([`crate::runner::run_case`]); the output is the predicted
-//! replicas, the story of why ([`crate::report::explain`]) and optionally the timeline
-//! ([`crate::report::timeline`]).
+//! through the one case loader ([`crate::case::load::load_case_file`]: API defaulting and
+//! validation, gates, limits) and the one runner ([`crate::runner::run_case`]); the output is the
+//! predicted replicas, the story of why ([`crate::report::explain`]) and optionally the timeline
+//! ([`crate::report::timeline`]). Inputs are regular files of at most [`MAX_INPUT_BYTES`], the
+//! load at most [`MAX_LOAD_ROWS`] rows.
 //!
 //! The load CSV: a header `time,metric,value` (optionally `,per`), then one row per change of a
 //! metric's load, which holds until the metric's next row. `time` is seconds from the start or an
@@ -29,12 +30,12 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
-use crate::case::load::{LoadError, metric_key};
+use crate::case::Case;
+use crate::case::load::{LoadError, load_case_file, metric_key};
 use crate::case::model::{
     CaseFile, Container, Expectations, Load, PodTemplate, SettingsOverrides, Source, Startup,
     TimelineEntry, Workload,
 };
-use crate::case::{Case, load_case_text};
 use crate::report::explain::{self, StoryRow};
 use crate::report::timeline::Timeline;
 use crate::runner::{CaseResult, RunOptions, run_case};
@@ -82,8 +83,33 @@ fn err(path: &Path, line: u64, column: u64, reason: impl Into<String>) -> LoadEr
     }
 }
 
+/// The largest input file a what-if reads (16 MiB): a manifest or a load trace, not a stream.
+pub const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The most load rows a what-if reads (as many as a case has ticks).
+pub const MAX_LOAD_ROWS: usize = crate::case::load::MAX_TICKS as usize;
+
+/// An input file's text: a regular file (not a device or a pipe, which may never end) of at
+/// most [`MAX_INPUT_BYTES`].
 fn read(path: &Path) -> Result<String, LoadError> {
-    std::fs::read_to_string(path).map_err(|e| err(path, 0, 0, format!("cannot read: {e}")))
+    use std::io::Read;
+    crate::case::discover::regular_file(path)?;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_string(&mut text))
+        .map_err(|e| err(path, 0, 0, format!("cannot read: {e}")))?;
+    if text.len() as u64 > MAX_INPUT_BYTES {
+        return Err(err(
+            path,
+            0,
+            0,
+            format!(
+                "larger than {} MiB, the most a what-if reads",
+                MAX_INPUT_BYTES / (1024 * 1024)
+            ),
+        ));
+    }
+    Ok(text)
 }
 
 /// The HPA manifest: parsed strictly with positions, `status` and `managedFields` dropped,
@@ -228,11 +254,23 @@ pub fn read_load(
     let mut absolute: Option<bool> = None;
     let mut last_t: i64 = 0;
     let mut entries: BTreeMap<u32, Vec<Load>> = BTreeMap::new();
+    let mut rows = 0usize;
     for (n, raw) in text.lines().enumerate() {
         let line_no = n as u64 + 1;
         let line = raw.trim_end_matches('\r');
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
+        }
+        if header.is_some() {
+            rows += 1;
+            if rows > MAX_LOAD_ROWS {
+                return Err(err(
+                    path,
+                    line_no,
+                    1,
+                    format!("more than {MAX_LOAD_ROWS} load rows, the most a what-if reads"),
+                ));
+            }
         }
         if let Some(q) = line.find('"') {
             return Err(err(
@@ -465,6 +503,36 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
             )
         })?;
     let last = timeline.last().map_or(0, |e| e.at);
+    let duration = inputs.duration.unwrap_or(last.saturating_add(300));
+    // The case loader's bounds, said in the what-if's terms: the load and the flags.
+    let sync_period = inputs.settings.sync_period_seconds.unwrap_or(15).max(1);
+    let ticks = u64::from(duration) / u64::from(sync_period) + 1;
+    let pods = crate::case::load::pods_bound(replicas, std::slice::from_ref(&hpa), []);
+    let too_long = |what: String| {
+        let blame = if inputs.duration.is_some() {
+            Path::new("--duration")
+        } else {
+            inputs.load.as_path()
+        };
+        err(
+            blame,
+            0,
+            0,
+            format!("{what}: predict a shorter time (--duration) or give a longer --sync-period"),
+        )
+    };
+    if ticks > crate::case::load::MAX_TICKS {
+        return Err(too_long(format!(
+            "the prediction would run {ticks} ticks ({duration} s every {sync_period} s), more than {}",
+            crate::case::load::MAX_TICKS
+        )));
+    }
+    if pods * ticks > crate::case::load::MAX_POD_TICKS {
+        return Err(too_long(format!(
+            "the prediction would simulate up to {pods} pods (maxReplicas) for {ticks} ticks, more than {} pod-ticks",
+            crate::case::load::MAX_POD_TICKS
+        )));
+    }
     let name = hpa
         .metadata
         .name
@@ -504,13 +572,12 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
             listed_newest_first: false,
         },
         timeline,
-        duration_seconds: Some(inputs.duration.unwrap_or(last.saturating_add(300))),
+        duration_seconds: Some(duration),
         expect: Expectations::default(),
     };
-    let text = yaml::to_string(&file).map_err(|e| err(&inputs.hpa, 0, 0, e))?;
     // The inputs were checked with their own positions; what the loader still finds is about
     // the combination (e.g. a flag out of range), said without a position.
-    let case = load_case_text(&inputs.hpa, &text).map_err(|e| err(&inputs.hpa, 0, 0, e.reason))?;
+    let case = load_case_file(&inputs.hpa, file).map_err(|e| err(&inputs.hpa, 0, 0, e.reason))?;
     Ok(WhatIf {
         case,
         start,

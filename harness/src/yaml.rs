@@ -80,8 +80,10 @@ pub struct Node {
 pub enum NodeValue {
     /// `null` or `~` or nothing.
     Null,
-    /// Any scalar, as text.
+    /// A number or boolean scalar, as text.
     Scalar(String),
+    /// A scalar YAML reads as a string (quoted, or plain text that is no number or boolean).
+    Text(String),
     /// A sequence.
     Seq(Vec<Node>),
     /// A mapping, in document order: key, the key's position, value.
@@ -121,10 +123,10 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(NodeValue::Scalar(v.to_string()))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<NodeValue, E> {
-        Ok(NodeValue::Scalar(v.to_string()))
+        Ok(NodeValue::Text(v.to_string()))
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<NodeValue, E> {
-        Ok(NodeValue::Scalar(v))
+        Ok(NodeValue::Text(v))
     }
     fn visit_unit<E: de::Error>(self) -> Result<NodeValue, E> {
         Ok(NodeValue::Null)
@@ -168,7 +170,7 @@ struct KeyText(String);
 impl<'de> Deserialize<'de> for KeyText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match NodeValue::deserialize(d)? {
-            NodeValue::Scalar(s) => Ok(KeyText(s)),
+            NodeValue::Scalar(s) | NodeValue::Text(s) => Ok(KeyText(s)),
             NodeValue::Null => Ok(KeyText("null".into())),
             _ => Err(de::Error::custom("mapping keys must be scalars")),
         }
@@ -203,7 +205,7 @@ fn walk(path: &str, at: Pos, node: &Node, index: &mut Index) {
                 walk(&format!("{path}[{i}]"), v.pos, v, index);
             }
         }
-        NodeValue::Scalar(text) => {
+        NodeValue::Scalar(text) | NodeValue::Text(text) => {
             index.scalars.insert(
                 (node.pos.line, node.pos.column),
                 (path.to_string(), text.clone()),
@@ -347,6 +349,45 @@ pub fn unknown_fields(path: &str, node: &Node, known: &serde_json::Value) -> Vec
         _ => {}
     }
     out
+}
+
+/// Scalars under `path` that YAML reads as strings where the typed value `known` (its round
+/// trip) has an integer — `maxReplicas: "20"`, which serde reads as 20 and the API server
+/// refuses — each as (path, the string).
+pub fn strings_for_integers(
+    path: &str,
+    node: &Node,
+    known: &serde_json::Value,
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    match (&node.value, known) {
+        (NodeValue::Text(text), serde_json::Value::Number(n)) if !n.is_f64() => {
+            out.push((path.to_string(), text.clone()));
+        }
+        (NodeValue::Map(entries), serde_json::Value::Object(obj)) => {
+            for (k, _, v) in entries {
+                if let Some(child) = obj.get(k) {
+                    out.extend(strings_for_integers(&format!("{path}.{k}"), v, child));
+                }
+            }
+        }
+        (NodeValue::Seq(items), serde_json::Value::Array(arr)) => {
+            for (i, (v, child)) in items.iter().zip(arr).enumerate() {
+                out.extend(strings_for_integers(&format!("{path}[{i}]"), v, child));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The range of the integer type named by serde (`i32`, `u64`…) in words, for a message:
+/// `an integer from -2147483648 to 2147483647`.
+pub fn integer_words(ty: &str) -> String {
+    match integer_range(&format!("invalid {ty}")) {
+        Some((_, lo, hi)) => format!("an integer from {lo} to {hi}"),
+        None => "an integer".into(),
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Loading a case file: YAML → [`CaseFile`] → checks → [`Case`]. Every problem becomes a
 //! [`LoadError`] with the file, line and column and one line of reason; nothing panics, and no
 //! number in a case can make a run huge or wrap: a case asks for at most
-//! [`MAX_PODS`](crate::world::MAX_PODS) pods and [`MAX_TICKS`] ticks, and names times within
-//! ±[`MAX_VIRTUAL_SECONDS`](crate::world::MAX_VIRTUAL_SECONDS).
+//! [`MAX_PODS`](crate::world::MAX_PODS) pods, [`MAX_TICKS`] ticks and [`MAX_POD_TICKS`] of both
+//! together, and names times within ±[`MAX_VIRTUAL_SECONDS`](crate::world::MAX_VIRTUAL_SECONDS).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -23,6 +23,27 @@ use crate::yaml::{self, Index, Pos};
 
 /// The most ticks one case may run (`durationSeconds / syncPeriodSeconds + 1`).
 pub const MAX_TICKS: u64 = 100_000;
+
+/// The most pod-ticks one case may run: the most pods its world can hold (its workload's
+/// replicas, `maxReplicas` of every version of its HPA, `setReplicas`; at most
+/// [`MAX_PODS`]) times its ticks. A tick costs about a microsecond per pod (release build):
+/// 20,000,000 is half a minute at most, where 10,000 pods × 100,000 ticks would be hours.
+pub const MAX_POD_TICKS: u64 = 20_000_000;
+
+/// The most pods a world can hold over a run: the workload's replicas, `maxReplicas` of every
+/// version of the HPA and every `setReplicas`, at most [`MAX_PODS`].
+pub fn pods_bound(
+    replicas: i32,
+    manifests: &[HorizontalPodAutoscaler],
+    set_replicas: impl IntoIterator<Item = i32>,
+) -> u64 {
+    let most = manifests
+        .iter()
+        .map(|m| m.spec.max_replicas)
+        .chain(set_replicas)
+        .fold(replicas, i32::max);
+    u64::try_from(most.clamp(0, MAX_PODS)).unwrap_or(0)
+}
 
 /// A case file that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -339,23 +360,64 @@ pub fn load_case(path: &Path) -> Result<Case, LoadError> {
 }
 
 /// Keys present in the YAML under `at` that the typed value `known` (its round trip) lacks:
-/// fields the Kubernetes types ignore silently. The first is an error at its position.
+/// fields the Kubernetes types ignore silently; and strings where the HPA has an integer
+/// (`maxReplicas: "20"`, which serde reads as 20 and the API server refuses). The first is an
+/// error at its position.
 fn strict(c: &Checker<'_>, at: &str, known: &serde_json::Value) -> Result<(), LoadError> {
     let here = c.here(at);
     let Some(node) = c.index.node(&here) else {
         return Ok(());
     };
-    match yaml::unknown_fields(&here, node, known).first() {
-        Some(first) => Err(LoadError {
+    if let Some(first) = yaml::unknown_fields(&here, node, known).first() {
+        return Err(LoadError {
             path: c.path.to_path_buf(),
             pos: c.index.locate(first),
             reason: format!(
                 "unknown field `{}`",
                 first.rsplit('.').next().unwrap_or(first)
             ),
+        });
+    }
+    match yaml::strings_for_integers(&here, node, known)
+        .into_iter()
+        .next()
+    {
+        Some((field, text)) => Err(LoadError {
+            path: c.path.to_path_buf(),
+            pos: c
+                .index
+                .node(&field)
+                .map_or_else(|| c.index.locate(&field), |n| n.pos),
+            reason: format!(
+                "{field} must be {}, not the string {}",
+                integer_words_at(known, &field[here.len()..], &text),
+                crate::text::quote(&crate::text::clip(&text, 40))
+            ),
         }),
         None => Ok(()),
     }
+}
+
+/// The range of the HPA's integer field at `rel` (`.spec.maxReplicas`, `.spec.metrics[0]…`), in
+/// words: the type serde names when that field of `known` holds the string `text` instead.
+fn integer_words_at(known: &serde_json::Value, rel: &str, text: &str) -> String {
+    let pointer: String = rel
+        .split(['.', '[', ']'])
+        .filter(|s| !s.is_empty())
+        .map(|s| format!("/{s}"))
+        .collect();
+    let mut probe = known.clone();
+    if let Some(v) = probe.pointer_mut(&pointer) {
+        *v = serde_json::Value::String(text.to_string());
+    }
+    let ty = serde_json::from_value::<HorizontalPodAutoscaler>(probe)
+        .err()
+        .and_then(|e| {
+            let msg = e.to_string();
+            let ty = msg.split("expected ").nth(1)?.split_whitespace().next()?;
+            Some(ty.to_string())
+        });
+    yaml::integer_words(ty.as_deref().unwrap_or_default())
 }
 
 /// Loads and checks a case from its text; `path` names it in errors and results.
@@ -367,9 +429,21 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
     };
     let index = Index::build(text).map_err(yaml_err)?;
     let file: CaseFile = yaml::from_str(text).map_err(|e| yaml_err(index.explain(e)))?;
+    check_case(path, &index, file)
+}
+
+/// Checks a case built in memory (`what-if`'s): as [`load_case_text`] would its text, without
+/// the round trip through YAML (and the YAML parser's limits on a document's size); a problem
+/// has no position.
+pub fn load_case_file(path: &Path, file: CaseFile) -> Result<Case, LoadError> {
+    check_case(path, &Index::default(), file)
+}
+
+/// Checks a parsed case file, `index` locating its paths.
+fn check_case(path: &Path, index: &Index, file: CaseFile) -> Result<Case, LoadError> {
     let c = Checker {
         path,
-        index: &index,
+        index,
         prefix: String::new(),
     };
     let mut case = check_file(&c, file)?;
@@ -394,7 +468,7 @@ pub fn load_case_text(path: &Path, text: &str) -> Result<Case, LoadError> {
     for (i, member) in case.file.alongside.iter().enumerate() {
         let c = Checker {
             path,
-            index: &index,
+            index,
             prefix: format!("alongside[{i}]."),
         };
         if member.expect.rejected.is_some() {
@@ -959,6 +1033,20 @@ fn check_file(c: &Checker<'_>, file: CaseFile) -> Result<Case, LoadError> {
             &duration_at,
             format!(
                 "the run would have {ticks} ticks ({duration} s every {sync_period} s), more than {MAX_TICKS}: shorten it or lengthen settings.syncPeriodSeconds"
+            ),
+        ));
+    }
+    let pods = pods_bound(
+        file.workload.replicas,
+        &manifests,
+        file.timeline.iter().filter_map(|e| e.set_replicas),
+    );
+    let pod_ticks = pods * ticks.unsigned_abs();
+    if pod_ticks > MAX_POD_TICKS {
+        return Err(c.err(
+            &duration_at,
+            format!(
+                "the run would simulate up to {pods} pods for {ticks} ticks, {pod_ticks} pod-ticks, more than {MAX_POD_TICKS}: shorten it, lengthen settings.syncPeriodSeconds or lower maxReplicas"
             ),
         ));
     }

@@ -103,6 +103,12 @@ pub trait Session {
     fn implementation(&self) -> Option<String> {
         None
     }
+
+    /// What [`finish`](Session::finish) checks, labelling its failure: (check, expected). The
+    /// exit after `stop`; for an `exec:` process kept for more cases, its answer to `end`.
+    fn finish_check(&self) -> (String, String) {
+        ("after stop".into(), "exit with status 0".into())
+    }
 }
 
 /// An implementation under test. Shared by the threads of a parallel run (`--jobs`): each
@@ -118,6 +124,12 @@ pub trait Target: Send + Sync {
     /// manifest (`expect.rejected`) can be checked on it; otherwise such a case is skipped.
     fn checks_api_validation(&self) -> bool {
         false
+    }
+    /// Failures noticed after the case they follow was over — an `exec:` process kept for more
+    /// cases that misbehaved after answering `ended` — to report on that case. Ends what the
+    /// target keeps between cases: called when a run is over.
+    fn take_late_failures(&self) -> Vec<exec::LateFailure> {
+        Vec::new()
     }
 }
 

@@ -9,8 +9,11 @@
 //! process it started still holds its stdout. A process that crashes, hangs, stops reading or
 //! answers something that is not a protocol message fails the case with a diagnostic that names
 //! the tick and shows the tail of its stderr; the run goes on. When the case ends the harness sends
-//! `stop`, waits up to the step timeout for exit status 0, and kills the whole process group
-//! ([`process`]).
+//! `stop`, waits up to the step timeout for exit status 0, and kills the whole process group and
+//! whatever it started outside it ([`process`], [`contain`]). A process kept for more cases that
+//! misbehaves after answering `ended` is a late failure of the case it followed
+//! ([`Target::take_late_failures`]). A command that cannot start at all is found by
+//! [`ExecTarget::probe`].
 
 pub mod contain;
 pub mod pipes;
@@ -91,9 +94,24 @@ pub struct ExecTarget {
     timeout: Duration,
     /// Processes that declared `manyCases` and finished a case cleanly, waiting for the next.
     idle: Pool,
+    /// What kept processes did wrong after answering `ended` ([`Target::take_late_failures`]).
+    late: Arc<Mutex<Vec<LateFailure>>>,
 }
 
 type Pool = Arc<Mutex<Vec<Live>>>;
+
+/// A failure of an implementation noticed after the case it follows was over: a process kept
+/// after answering `ended` that wrote something, did not answer the next `start`, or did not
+/// exit after `stop`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LateFailure {
+    /// The case the process had answered `ended` for.
+    pub case: String,
+    /// What it should have done.
+    pub expected: String,
+    /// What it did.
+    pub actual: String,
+}
 
 impl Clone for ExecTarget {
     /// The same command and timeout, with a pool of its own.
@@ -102,6 +120,7 @@ impl Clone for ExecTarget {
             command: self.command.clone(),
             timeout: self.timeout,
             idle: Pool::default(),
+            late: Arc::default(),
         }
     }
 }
@@ -117,7 +136,16 @@ impl ExecTarget {
             command: split_command(command)?,
             timeout,
             idle: Pool::default(),
+            late: Arc::default(),
         })
+    }
+
+    /// Starts the command once and kills it at once: `Err` says why it cannot start (a program
+    /// that does not exist or cannot be executed) — a usage error, not a failure of each case.
+    pub fn probe(&self) -> Result<(), String> {
+        Process::spawn(&self.command[0], &self.command[1..])
+            .map(drop)
+            .map_err(|e| format!("cannot start {}: {e}", quote(&self.command[0])))
     }
 
     /// How many processes are idle in the pool (kept after a case for the next one).
@@ -144,6 +172,8 @@ impl ExecTarget {
             stderr,
             timeout: self.timeout,
             stopped: false,
+            last_case: None,
+            plain_failures: false,
         })
     }
 
@@ -151,6 +181,61 @@ impl ExecTarget {
     fn take_idle(&self) -> Option<Live> {
         self.idle.lock().ok().and_then(|mut p| p.pop())
     }
+
+    /// Records what a kept process did wrong after answering `ended` for its last case.
+    fn late_failure(&self, live: &Live, expected: &str, actual: String) {
+        if let (Some(case), Ok(mut late)) = (&live.last_case, self.late.lock()) {
+            late.push(LateFailure {
+                case: case.clone(),
+                expected: expected.to_string(),
+                actual,
+            });
+        }
+    }
+
+    /// Ends the idle processes: each gets `stop` and must write nothing more and exit within
+    /// the step timeout; one that does otherwise is a late failure of its last case.
+    fn close_idle(&self) {
+        let idle: Vec<Live> = self
+            .idle
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default();
+        for mut live in idle {
+            live.stopped = true;
+            let deadline = live.deadline();
+            live.send_stop(Some(deadline));
+            let wrote = match live.wire.read_line(deadline, &mut live.process) {
+                Waited::Exited | Waited::Closed => None,
+                Waited::Got(Line::Text(t)) => Some(format!("wrote {}", shown(&t))),
+                Waited::Got(Line::TooLong) => Some(format!(
+                    "wrote a line longer than {} MiB",
+                    MAX_LINE_BYTES / (1024 * 1024)
+                )),
+                Waited::Got(Line::NotUtf8(n)) => {
+                    Some(format!("wrote a line of {n} bytes that is not UTF-8"))
+                }
+                Waited::Got(Line::Failed(_)) => None,
+                Waited::TimedOut => Some(format!(
+                    "still running {} after stop (killed)",
+                    live.seconds()
+                )),
+            };
+            if let Some(actual) = wrote {
+                self.late_failure(&live, "nothing more, and an exit after stop", actual);
+            }
+        }
+    }
+}
+
+/// A line an implementation wrote, for a message: quoted, its start when long.
+fn shown(line: &str) -> String {
+    let size = if line.chars().count() > SHOWN_CHARS {
+        format!(" (first words of {} bytes)", line.len())
+    } else {
+        String::new()
+    };
+    format!("{}{size}", quote(&clip(line, SHOWN_CHARS)))
 }
 
 impl Drop for ExecTarget {
@@ -179,6 +264,11 @@ struct Live {
     timeout: Duration,
     /// `stop` was sent (or the group killed): on drop, only the wait and the kill remain.
     stopped: bool,
+    /// The case it answered `ended` for last (a process kept for more cases).
+    last_case: Option<String>,
+    /// Failures say where (`at t=15: `) and end with the tail of stderr; not while `end` is
+    /// answered, whose failure is labelled and has the tail as its diagnostics.
+    plain_failures: bool,
 }
 
 impl Drop for Live {
@@ -239,6 +329,9 @@ impl Live {
         self.stopped = true;
         self.process.kill_group();
         let tail = self.stderr_tail();
+        if self.plain_failures {
+            return TargetError::failed(format!("{what}{status}"));
+        }
         let tail = if tail.is_empty() {
             "(no stderr)".to_string()
         } else {
@@ -347,9 +440,11 @@ impl Live {
     }
 
     /// Sends `end` for `case` and waits for `ended` (an implementation that declared
-    /// `manyCases`): the process may then serve another case.
+    /// `manyCases`): the process may then serve another case. A failure's message is only what
+    /// happened (the session labels it, and the tail of stderr is its diagnostics).
     fn end(&mut self, case: &str) -> Result<(), TargetError> {
         let at = "at end";
+        self.plain_failures = true;
         self.send(
             at,
             &ToImplementation::End(End {
@@ -357,13 +452,16 @@ impl Live {
             }),
         )?;
         match self.receive(at)? {
-            FromImplementation::Ended(e) if e.case.as_deref().is_none_or(|c| c == case) => Ok(()),
+            FromImplementation::Ended(e) if e.case.as_deref().is_none_or(|c| c == case) => {
+                self.plain_failures = false;
+                self.last_case = Some(case.to_string());
+                Ok(())
+            }
             FromImplementation::Ended(e) => Err(self.fail(
                 at,
                 format!(
-                    "answered ended for case {} instead of {}",
+                    "answered ended for case {}",
                     quote(&clip(e.case.as_deref().unwrap_or_default(), SHOWN_CHARS)),
-                    quote(case)
                 ),
             )),
             FromImplementation::Hello(_) => Err(self.fail(at, "answered hello to end".into())),
@@ -529,6 +627,17 @@ impl Session for ExecSession {
         let tail = self.live.as_ref()?.stderr.text(STDERR_LINES);
         (!tail.is_empty()).then_some(tail)
     }
+
+    fn finish_check(&self) -> (String, String) {
+        if self.many_cases {
+            (
+                "after end".into(),
+                format!("ended for case {}", quote(&self.case)),
+            )
+        } else {
+            ("after stop".into(), "exit with status 0".into())
+        }
+    }
 }
 
 impl Target for ExecTarget {
@@ -538,6 +647,14 @@ impl Target for ExecTarget {
 
     fn gate_support(&self) -> GateSupport {
         GateSupport::PerCase
+    }
+
+    fn take_late_failures(&self) -> Vec<LateFailure> {
+        self.close_idle();
+        self.late
+            .lock()
+            .map(|mut l| std::mem::take(&mut *l))
+            .unwrap_or_default()
     }
 
     fn start(&self, case: &Case, settings: &Settings) -> Result<Box<dyn Session>, TargetError> {
@@ -554,8 +671,8 @@ impl Target for ExecTarget {
             memory: ProtocolMemory::from_memory(&seeded_memory(case)),
             report_memory: super::reports_memory(case),
         });
-        // A kept process that cannot take this `start` (it died while idle) is replaced by a
-        // fresh one: that is no failure of this case.
+        // A kept process that cannot take this `start` is replaced by a fresh one: that is no
+        // failure of this case (it is one of the case the process answered `ended` for).
         let (mut live, hello) = loop {
             let (mut live, kept) = match self.take_idle() {
                 Some(live) => (live, true),
@@ -563,22 +680,30 @@ impl Target for ExecTarget {
             };
             if kept {
                 live.stderr.clear();
+                // Its failure here is a late failure of its last case: only what happened.
+                live.plain_failures = true;
             }
             let answer = live
                 .send("at start", &start)
                 .and_then(|()| live.receive("at start"));
-            match answer {
+            let answer = match answer {
                 Ok(FromImplementation::Hello(h)) => break (live, h),
                 Ok(FromImplementation::Result(_)) => {
-                    return Err(live.fail("at start", "answered a result to start".into()));
+                    live.fail("at start", "answered a result to start".into())
                 }
                 Ok(FromImplementation::Ended(_)) => {
-                    return Err(live.fail("at start", "answered ended to start".into()));
+                    live.fail("at start", "answered ended to start".into())
                 }
-                Err(_) if kept => continue,
-                Err(e) => return Err(e),
+                Err(e) => e,
+            };
+            if !kept {
+                return Err(answer);
             }
+            // A kept process that does not answer `start` with hello (it hangs, writes garbage,
+            // exited): a failure of the case it answered `ended` for; this case gets a fresh one.
+            self.late_failure(&live, "hello to the next case's start", answer.message);
         };
+        live.plain_failures = false;
         if hello.protocol != PROTOCOL_VERSION {
             return Err(live.fail(
                 "at start",
