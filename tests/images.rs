@@ -173,7 +173,12 @@ async fn the_controller_image_runs_as_non_root_on_a_read_only_root_and_answers_h
                 .with_access_mode(AccessMode::ReadOnly),
         )
         .with_env_var("KUBECONFIG", "/config/kubeconfig")
-        .with_cmd(["--leader-elect=true", "--leader-elect-retry-period=1s"])
+        // /metrics is on loopback by default: here on the probes' listener, to read it from outside.
+        .with_cmd([
+            "--leader-elect=true",
+            "--leader-elect-retry-period=1s",
+            "--metrics-bind-address=0.0.0.0:8080",
+        ])
         .with_readonly_rootfs(true)
         .with_cap_drop("ALL")
         .start()

@@ -66,6 +66,9 @@ patches:
               hpa-conformance/binary: "$hash"
 EOF
 kubectl apply -k "$overlay"
+# /metrics is served on the pods' loopback now: the Service that exposed it is gone from the
+# manifests, and from a cluster deployed before.
+kubectl -n hpa-reference delete service hpa-reference-metrics --ignore-not-found
 kubectl -n hpa-reference rollout status deployment/hpa-reference --timeout=180s
 # Settled: the pods of an earlier rollout are gone and a current pod holds the Lease. A leader that
 # is still terminating does not reconcile, and a run started now would see its first decisions late.

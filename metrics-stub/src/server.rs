@@ -8,6 +8,12 @@
 //! - The control API: `GET /control/namespaces`; `PUT`, `GET`, `DELETE
 //!   /control/namespaces/{ns}`; `GET`, `DELETE /control/namespaces/{ns}/requests`; `GET
 //!   /control/request-times` (every namespace's last metric request instants).
+//!
+//! Every connection is bounded ([`Limits`]): the TLS handshake and each request head (request line
+//! and headers; counted from the handshake or the end of the previous response, so an idle
+//! keep-alive connection counts too) must complete within their timeouts, or the connection is
+//! closed — so neither idle connections nor a slowloris trickling its headers stay open — and
+//! connections beyond the cap are closed as soon as they are accepted.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,10 +26,10 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 use tracing::{debug, info, warn};
@@ -47,6 +53,34 @@ pub enum ServeError {
         /// Why.
         source: std::io::Error,
     },
+}
+
+/// What the server lets clients hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Open connections at most (TLS handshakes included); more are closed once accepted.
+    pub max_connections: usize,
+    /// The TLS handshake must complete within this.
+    pub handshake_timeout: Duration,
+    /// A request head must arrive whole within this, counted from the handshake or the end of the
+    /// previous response.
+    pub header_read_timeout: Duration,
+}
+
+impl Limits {
+    /// The stub's: kube-apiserver's aggregator and the harness keep a few connections each;
+    /// 32 s is kube-apiserver's own header read timeout.
+    pub const DEFAULT: Limits = Limits {
+        max_connections: 256,
+        handshake_timeout: Duration::from_secs(10),
+        header_read_timeout: Duration::from_secs(32),
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits::DEFAULT
+    }
 }
 
 /// The largest control document accepted.
@@ -259,11 +293,22 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds `listen` and serves HTTPS there until [`Server::shutdown`].
+    /// Binds `listen` and serves HTTPS there until [`Server::shutdown`], within
+    /// [`Limits::DEFAULT`].
     pub async fn start(
         listen: SocketAddr,
         tls: Arc<rustls::ServerConfig>,
         store: Arc<Store>,
+    ) -> Result<Server, ServeError> {
+        Server::start_with(listen, tls, store, Limits::DEFAULT).await
+    }
+
+    /// [`Server::start`] within `limits`.
+    pub async fn start_with(
+        listen: SocketAddr,
+        tls: Arc<rustls::ServerConfig>,
+        store: Arc<Store>,
+        limits: Limits,
     ) -> Result<Server, ServeError> {
         let listener = TcpListener::bind(listen)
             .await
@@ -278,6 +323,7 @@ impl Server {
         let acceptor = TlsAcceptor::from(tls);
         let app = router(store.clone());
         let (stop, mut stopped) = watch::channel(false);
+        let slots = Arc::new(Semaphore::new(limits.max_connections));
         let task = tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -291,7 +337,16 @@ impl Server {
                                 continue;
                             }
                         };
-                        tokio::spawn(serve_connection(acceptor.clone(), app.clone(), tcp, peer));
+                        let Ok(slot) = slots.clone().try_acquire_owned() else {
+                            debug!(%peer, "connection refused: at the connection cap");
+                            drop(tcp);
+                            continue;
+                        };
+                        let (acceptor, app) = (acceptor.clone(), app.clone());
+                        tokio::spawn(async move {
+                            serve_connection(acceptor, app, tcp, peer, limits).await;
+                            drop(slot);
+                        });
                     }
                 }
             }
@@ -317,8 +372,9 @@ async fn serve_connection(
     app: Router,
     tcp: tokio::net::TcpStream,
     peer: SocketAddr,
+    limits: Limits,
 ) {
-    let tls = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
+    let tls = match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await {
         Ok(Ok(tls)) => tls,
         Ok(Err(e)) => {
             debug!(%peer, "TLS handshake failed: {e}");
@@ -331,6 +387,8 @@ async fn serve_connection(
     };
     let service = TowerToHyperService::new(app);
     if let Err(e) = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
         .serve_connection(TokioIo::new(tls), service)
         .await
     {

@@ -1,5 +1,6 @@
-//! `hpa-reference`: the reference HPA controller. Thin main: flags, logging, the client, then the
-//! library's controller (leader election, the watch, `/healthz`, `/readyz`, `/metrics`).
+//! `hpa-reference`: the reference HPA controller. Thin main: flags (refused flags exit 2 with one
+//! line on stderr, before anything connects), logging, then the library's controller (leader
+//! election, the watch, `/healthz`, `/readyz`, `/metrics`).
 
 use clap::Parser;
 
@@ -8,6 +9,10 @@ use clap::Parser;
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let flags = hpa_reference::controller::flags::Flags::parse();
+    if let Err(e) = flags.validate() {
+        eprintln!("hpa-reference: {e}");
+        std::process::exit(2);
+    }
     hpa_reference::controller::run::init_logging(flags.log_json);
     hpa_reference::controller::run::run(flags).await
 }

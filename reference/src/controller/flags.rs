@@ -1,12 +1,28 @@
 //! The `hpa-reference` command line: kube-controller-manager's HPA flags with their defaults, the
-//! feature gates, leader election and the serving address.
+//! feature gates, leader election and the serving addresses. [`Flags::validate`] refuses, at
+//! startup and before anything connects, what kube-controller-manager would refuse.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::Parser;
 
+use super::leader::{Timings, TimingsError};
 use crate::settings::{FeatureGates, Settings};
+
+/// Flags that parse but cannot run (the binary prints the message on one line and exits 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FlagsError {
+    /// The HPA settings (`--feature-gates`).
+    #[error("{0}")]
+    Settings(String),
+    /// Leader election's durations.
+    #[error("invalid leader election flags: {0}")]
+    LeaderElection(#[from] TimingsError),
+    /// An empty Lease name or namespace.
+    #[error("invalid leader election flags: --{0} must not be empty")]
+    EmptyLease(&'static str),
+}
 
 /// Parses a Go-style duration (`15s`, `5m0s`, `1m30s`).
 fn duration(s: &str) -> Result<Duration, String> {
@@ -52,13 +68,16 @@ pub struct Flags {
     #[arg(long = "leader-elect", default_value_t = true, action = clap::ArgAction::Set)]
     pub leader_elect: bool,
     /// The duration non-leader candidates wait after observing a leadership renewal before
-    /// attempting to acquire leadership.
+    /// attempting to acquire leadership. Must exceed the renew deadline and be a whole number of
+    /// seconds that fits the Lease's int32 leaseDurationSeconds (at most 2147483647s).
     #[arg(long = "leader-elect-lease-duration", value_parser = duration, default_value = "15s")]
     pub lease_duration: Duration,
-    /// The interval between attempts by the acting leader to renew its leadership.
+    /// The interval between attempts by the acting leader to renew its leadership. Must exceed 1.2
+    /// retry periods (client-go's JitterFactor).
     #[arg(long = "leader-elect-renew-deadline", value_parser = duration, default_value = "10s")]
     pub renew_deadline: Duration,
-    /// The duration clients wait between attempts to acquire or renew leadership.
+    /// The duration clients wait between attempts to acquire or renew leadership. Must be greater
+    /// than zero.
     #[arg(long = "leader-elect-retry-period", value_parser = duration, default_value = "2s")]
     pub retry_period: Duration,
     /// The name of the Lease used for leader election.
@@ -70,15 +89,46 @@ pub struct Flags {
         default_value = "kube-system"
     )]
     pub lease_namespace: String,
-    /// Where to serve /healthz, /readyz and /metrics.
+    /// Where to serve /healthz and /readyz (plain HTTP, for the kubelet's probes).
     #[arg(long = "bind-address", default_value = "0.0.0.0:8080")]
     pub bind_address: SocketAddr,
+    /// Where to serve /metrics: plain HTTP without authentication, so loopback by default (reach
+    /// it with `kubectl port-forward`, or a sidecar). Set it to --bind-address's value to serve
+    /// the three paths on one listener; any other address exposes the metrics unauthenticated.
+    #[arg(long = "metrics-bind-address", default_value = "127.0.0.1:8081")]
+    pub metrics_bind_address: SocketAddr,
     /// Log as JSON lines.
     #[arg(long = "log-json")]
     pub log_json: bool,
 }
 
 impl Flags {
+    /// Refuses flags that parse but cannot run, as kube-controller-manager refuses them at startup:
+    /// the settings, and with `--leader-elect` the Lease and its durations ([`Timings`]).
+    pub fn validate(&self) -> Result<(), FlagsError> {
+        self.settings().map_err(FlagsError::Settings)?;
+        self.leader_election().map(|_| ())
+    }
+
+    /// Leader election's durations when `--leader-elect` (kube-controller-manager checks them only
+    /// then), or why they are refused.
+    pub fn leader_election(&self) -> Result<Option<Timings>, FlagsError> {
+        if !self.leader_elect {
+            return Ok(None);
+        }
+        if self.lease_name.is_empty() {
+            return Err(FlagsError::EmptyLease("leader-elect-resource-name"));
+        }
+        if self.lease_namespace.is_empty() {
+            return Err(FlagsError::EmptyLease("leader-elect-resource-namespace"));
+        }
+        Ok(Some(Timings::new(
+            self.lease_duration,
+            self.renew_deadline,
+            self.retry_period,
+        )?))
+    }
+
     /// The core's settings from the flags.
     pub fn settings(&self) -> Result<Settings, String> {
         let mut gates = FeatureGates::KUBERNETES_1_36;
@@ -152,5 +202,88 @@ mod tests {
         assert_eq!(s.sync_period, Duration::from_secs(30));
         assert!(s.gates.hpa_scale_to_zero);
         assert!(!f.leader_elect);
+    }
+
+    fn parse(args: &[&str]) -> Flags {
+        Flags::try_parse_from(std::iter::once("hpa-reference").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    }
+
+    #[test]
+    fn defaults_and_the_deployed_durations_are_valid() {
+        assert_eq!(
+            parse(&[]).leader_election(),
+            Ok(Some(Timings {
+                lease_duration: Duration::from_secs(15),
+                renew_deadline: Duration::from_secs(10),
+                retry_period: Duration::from_secs(2),
+            }))
+        );
+        // kind-config/reference/x5.
+        let x5 = parse(&[
+            "--leader-elect-lease-duration=3s",
+            "--leader-elect-renew-deadline=2s",
+            "--leader-elect-retry-period=1s",
+        ]);
+        assert_eq!(x5.validate(), Ok(()));
+    }
+
+    #[test]
+    fn leader_election_flags_are_refused_with_the_flag_named() {
+        for (args, message) in [
+            (
+                &["--leader-elect-retry-period=0s"][..],
+                "invalid leader election flags: retryPeriod must be greater than zero (--leader-elect-retry-period=0s)",
+            ),
+            (
+                &["--leader-elect-lease-duration=1000000h"][..],
+                "invalid leader election flags: leaseDuration must be at most 2147483647s: the Lease's leaseDurationSeconds is an int32 (--leader-elect-lease-duration=3600000000s)",
+            ),
+            (
+                &[
+                    "--leader-elect-lease-duration=500ms",
+                    "--leader-elect-renew-deadline=400ms",
+                    "--leader-elect-retry-period=100ms",
+                ][..],
+                "invalid leader election flags: leaseDuration must be a whole number of seconds: the Lease's leaseDurationSeconds is an integer (--leader-elect-lease-duration=500ms)",
+            ),
+            (
+                &["--leader-elect-renew-deadline=15s"][..],
+                "invalid leader election flags: leaseDuration must be greater than renewDeadline (--leader-elect-lease-duration=15s, --leader-elect-renew-deadline=15s)",
+            ),
+            (
+                &["--leader-elect-renew-deadline=2s"][..],
+                "invalid leader election flags: renewDeadline must be greater than retryPeriod*JitterFactor (--leader-elect-renew-deadline=2s, --leader-elect-retry-period=2s, JitterFactor 1.2)",
+            ),
+            (
+                &["--leader-elect-resource-name="][..],
+                "invalid leader election flags: --leader-elect-resource-name must not be empty",
+            ),
+            (&["--feature-gates=NoSuchGate=true"][..], ""),
+        ] {
+            let err = parse(args).validate().expect_err(&format!("{args:?}"));
+            let text = err.to_string();
+            assert!(!text.contains('\n'), "one line: {text}");
+            if message.is_empty() {
+                assert!(matches!(err, FlagsError::Settings(_)), "{err:?}");
+            } else {
+                assert_eq!(text, message, "{args:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn without_leader_election_its_durations_are_not_checked() {
+        // kube-controller-manager validates leader election only when it is on.
+        let f = parse(&["--leader-elect=false", "--leader-elect-retry-period=0s"]);
+        assert_eq!(f.validate(), Ok(()));
+        assert_eq!(f.leader_election(), Ok(None));
+    }
+
+    #[test]
+    fn metrics_are_served_on_loopback_by_default() {
+        let f = parse(&[]);
+        assert!(f.metrics_bind_address.ip().is_loopback(), "{f:?}");
+        assert_ne!(f.metrics_bind_address, f.bind_address);
     }
 }

@@ -1,13 +1,25 @@
-//! `/healthz`, `/readyz` and `/metrics` (Prometheus text format).
+//! `/healthz`, `/readyz` (for the kubelet's probes, on `--bind-address`) and `/metrics`
+//! (Prometheus text format, on `--metrics-bind-address`: loopback by default, since it is plain
+//! HTTP without authentication; both on one listener when the addresses are the same).
+//!
+//! Each listener is HTTP/1.1 over hyper with [`Limits`]: a connection that has not sent a whole
+//! request head within the header read timeout — idle after connecting or between keep-alive
+//! requests, or trickling its headers (slowloris) — is closed, and connections beyond the cap are
+//! closed as soon as they are accepted.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 use super::telemetry::ControllerMetrics;
 
@@ -20,8 +32,33 @@ pub struct Health {
     pub metrics: Arc<ControllerMetrics>,
 }
 
-/// The router.
-pub fn router(health: Arc<Health>) -> Router {
+/// What one listener lets a client hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Open connections at most; more are closed as soon as they are accepted.
+    pub max_connections: usize,
+    /// A request head (request line and headers) must arrive whole within this, counted from
+    /// the connection's start or the end of its previous response.
+    pub header_read_timeout: Duration,
+}
+
+impl Limits {
+    /// The controller's: a few probes and scrapes need a handful of connections; 10 s is within the
+    /// kubelet's probe timeout budget and far below kube-apiserver's 32 s.
+    pub const DEFAULT: Limits = Limits {
+        max_connections: 64,
+        header_read_timeout: Duration::from_secs(10),
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits::DEFAULT
+    }
+}
+
+/// `/healthz` and `/readyz`.
+pub fn probes(health: Arc<Health>) -> Router {
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route(
@@ -34,6 +71,12 @@ pub fn router(health: Arc<Health>) -> Router {
                 }
             }),
         )
+        .with_state(health)
+}
+
+/// `/metrics`.
+pub fn metrics(health: Arc<Health>) -> Router {
+    Router::new()
         .route(
             "/metrics",
             get(|State(h): State<Arc<Health>>| async move {
@@ -49,16 +92,57 @@ pub fn router(health: Arc<Health>) -> Router {
         .with_state(health)
 }
 
-/// Serves the router until `shutdown` resolves.
+/// The three paths on one router.
+pub fn router(health: Arc<Health>) -> Router {
+    probes(health.clone()).merge(metrics(health))
+}
+
+/// Binds `addr` (port 0 picks one: see [`TcpListener::local_addr`]).
+pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    TcpListener::bind(addr).await
+}
+
+/// Serves `app` on `listener` within `limits` until `shutdown` resolves (open connections finish
+/// on their own, within the same limits).
 pub async fn serve(
-    addr: SocketAddr,
-    health: Arc<Health>,
+    listener: TcpListener,
+    app: Router,
+    limits: Limits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    axum::serve(listener, router(health))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    tokio::pin!(shutdown);
+    loop {
+        let (tcp, peer) = tokio::select! {
+            () = &mut shutdown => return Ok(()),
+            accepted = listener.accept() => match accepted {
+                Ok(x) => x,
+                Err(e) => {
+                    // Out of descriptors, say: back off rather than spin.
+                    tracing::warn!(error = %e, "accept");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tracing::debug!(%peer, "connection refused: at the connection cap");
+            drop(tcp);
+            continue;
+        };
+        let service = TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let served = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_read_timeout)
+                .serve_connection(TokioIo::new(tcp), service)
+                .await;
+            if let Err(e) = served {
+                tracing::debug!(%peer, error = %e, "connection");
+            }
+            drop(slot);
+        });
+    }
 }
 
 #[cfg(test)]
@@ -125,5 +209,188 @@ mod tests {
             text.contains("horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers 1"),
             "{text}"
         );
+    }
+
+    #[tokio::test]
+    async fn the_probe_listener_does_not_serve_metrics() {
+        let health = Arc::new(Health {
+            ready: AtomicBool::new(true),
+            metrics: Arc::new(ControllerMetrics::default()),
+        });
+        assert_eq!(
+            get(probes(health.clone()), "/metrics").await.0,
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            get(probes(health.clone()), "/healthz").await.0,
+            StatusCode::OK
+        );
+        assert_eq!(
+            get(metrics(health.clone()), "/metrics").await.0,
+            StatusCode::OK
+        );
+        assert_eq!(
+            get(metrics(health), "/healthz").await.0,
+            StatusCode::NOT_FOUND
+        );
+    }
+
+    mod limits {
+        //! Real sockets on 127.0.0.1: idle and slowloris connections are closed within the header
+        //! read timeout, and connections beyond the cap are closed at once.
+
+        use super::*;
+        use std::time::Instant;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        use tokio::net::TcpStream;
+
+        const TIMEOUT: Duration = Duration::from_millis(400);
+        const CAP: usize = 8;
+        /// Well past the timeout, well before a test gives up.
+        const CLOSED_WITHIN: Duration = Duration::from_millis(1500);
+
+        async fn start() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+            let health = Arc::new(Health {
+                ready: AtomicBool::new(true),
+                metrics: Arc::new(ControllerMetrics::default()),
+            });
+            let listener = bind("127.0.0.1:0".parse().expect("addr"))
+                .await
+                .expect("bind");
+            let addr = listener.local_addr().expect("addr");
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            tokio::spawn(serve(
+                listener,
+                router(health),
+                Limits {
+                    max_connections: CAP,
+                    header_read_timeout: TIMEOUT,
+                },
+                async move {
+                    let _ = stopped.await;
+                },
+            ));
+            (addr, stop)
+        }
+
+        /// Reads until the server closes the connection (EOF or reset): how long that took, or
+        /// `None` when it was still open after `within`. Whatever the server sent is dropped.
+        async fn closed(tcp: &mut TcpStream, within: Duration) -> Option<Duration> {
+            let started = Instant::now();
+            let mut buf = [0u8; 512];
+            loop {
+                let left = within.checked_sub(started.elapsed())?;
+                match tokio::time::timeout(left, tcp.read(&mut buf)).await {
+                    Err(_) => return None,
+                    Ok(Ok(0) | Err(_)) => return Some(started.elapsed()),
+                    Ok(Ok(_)) => {}
+                }
+            }
+        }
+
+        async fn healthz(addr: SocketAddr) -> String {
+            let mut tcp = TcpStream::connect(addr).await.expect("connect");
+            tcp.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+                .await
+                .expect("write");
+            let mut text = String::new();
+            tokio::time::timeout(CLOSED_WITHIN, tcp.read_to_string(&mut text))
+                .await
+                .expect("answered in time")
+                .expect("read");
+            text
+        }
+
+        #[tokio::test]
+        async fn idle_connections_are_closed_after_the_header_read_timeout() {
+            let (addr, _stop) = start().await;
+            let mut idle = Vec::new();
+            for _ in 0..CAP {
+                idle.push(TcpStream::connect(addr).await.expect("connect"));
+            }
+            for tcp in &mut idle {
+                let after = closed(tcp, CLOSED_WITHIN).await;
+                assert!(
+                    after.is_some(),
+                    "an idle connection still open after {CLOSED_WITHIN:?}"
+                );
+            }
+            // A keep-alive connection idle after its answer too.
+            let mut kept = TcpStream::connect(addr).await.expect("connect");
+            kept.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+                .await
+                .expect("write");
+            let mut buf = [0u8; 512];
+            let n = tokio::time::timeout(CLOSED_WITHIN, kept.read(&mut buf))
+                .await
+                .expect("answered")
+                .expect("read");
+            assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{:?}", &buf[..n]);
+            assert!(
+                closed(&mut kept, CLOSED_WITHIN).await.is_some(),
+                "a keep-alive connection idle after its answer still open"
+            );
+            assert!(healthz(addr).await.starts_with("HTTP/1.1 200"));
+        }
+
+        #[tokio::test]
+        async fn a_slowloris_is_closed_while_it_trickles_its_headers() {
+            let (addr, _stop) = start().await;
+            let mut slow = TcpStream::connect(addr).await.expect("connect");
+            slow.write_all(b"GET /healthz HTTP/1.1\r\n")
+                .await
+                .expect("write");
+            let started = Instant::now();
+            let mut closed_after = None;
+            // One header byte every 50 ms: never idle, never a whole head. Bounded: 40 bytes.
+            for _ in 0..40 {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                if slow.write_all(b"x").await.is_err() {
+                    closed_after = Some(started.elapsed());
+                    break;
+                }
+                let mut buf = [0u8; 512];
+                if let Ok(Ok(0) | Err(_)) =
+                    tokio::time::timeout(Duration::from_millis(1), slow.read(&mut buf)).await
+                {
+                    closed_after = Some(started.elapsed());
+                    break;
+                }
+            }
+            let after = closed_after.expect("the slowloris was still connected after 2 s");
+            assert!(
+                after >= TIMEOUT - Duration::from_millis(50),
+                "closed early: {after:?}"
+            );
+            assert!(healthz(addr).await.starts_with("HTTP/1.1 200"));
+        }
+
+        #[tokio::test]
+        async fn connections_beyond_the_cap_are_closed_at_once() {
+            let (addr, _stop) = start().await;
+            let mut held = Vec::new();
+            for _ in 0..CAP {
+                held.push(TcpStream::connect(addr).await.expect("connect"));
+            }
+            // Each is accepted in turn: the last one may be counted after the next connects.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let mut over = TcpStream::connect(addr).await.expect("connect");
+            let after = closed(&mut over, TIMEOUT / 2).await;
+            assert!(after.is_some(), "a connection beyond the cap was kept");
+            // The held ones were not: still open (the timeout has not run out).
+            let mut buf = [0u8; 1];
+            for tcp in &mut held {
+                assert!(
+                    tokio::time::timeout(Duration::from_millis(1), tcp.read(&mut buf))
+                        .await
+                        .is_err(),
+                    "a connection within the cap was closed"
+                );
+            }
+            // Once they are closed, the slots are free again.
+            drop(held);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert!(healthz(addr).await.starts_with("HTTP/1.1 200"));
+        }
     }
 }

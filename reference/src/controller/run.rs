@@ -15,7 +15,7 @@ use kube::runtime::reflector;
 use kube::runtime::watcher::{self, watcher};
 
 use super::flags::Flags;
-use super::http::{Health, serve};
+use super::http::{self, Health, Limits};
 use super::leader::Elector;
 use super::pods::{PodCache, PodSource};
 use super::{Context, SystemClock, error_policy, reconcile};
@@ -42,9 +42,12 @@ async fn shutdown_signal(mut rx: tokio::sync::watch::Receiver<bool>) {
     }
 }
 
-/// Runs the controller until a shutdown signal.
+/// Runs the controller until a shutdown signal. Refused flags ([`Flags::validate`]) are an error
+/// before anything connects.
 pub async fn run(flags: Flags) -> anyhow::Result<()> {
+    flags.validate()?;
     let settings = flags.settings().map_err(anyhow::Error::msg)?;
+    let timings = flags.leader_election()?;
     let client = kube::Client::try_default().await?;
     let mut ctx = Context::new(client.clone(), Arc::new(SystemClock), settings);
     let health = Arc::new(Health {
@@ -69,14 +72,34 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
         tracing::info!("shutting down");
         let _ = stop_tx.send(true);
     });
-    let server = tokio::spawn(serve(
-        flags.bind_address,
-        health.clone(),
-        shutdown_signal(stop_rx.clone()),
-    ));
+    // The probes on --bind-address; /metrics on --metrics-bind-address (loopback by default: it is
+    // unauthenticated), or with the probes when the two addresses are the same.
+    let mut servers = Vec::new();
+    if flags.metrics_bind_address == flags.bind_address {
+        let listener = http::bind(flags.bind_address).await?;
+        servers.push(tokio::spawn(http::serve(
+            listener,
+            http::router(health.clone()),
+            Limits::DEFAULT,
+            shutdown_signal(stop_rx.clone()),
+        )));
+    } else {
+        for (addr, app) in [
+            (flags.bind_address, http::probes(health.clone())),
+            (flags.metrics_bind_address, http::metrics(health.clone())),
+        ] {
+            let listener = http::bind(addr).await?;
+            servers.push(tokio::spawn(http::serve(
+                listener,
+                app,
+                Limits::DEFAULT,
+                shutdown_signal(stop_rx.clone()),
+            )));
+        }
+    }
 
     let mut elector = None;
-    if flags.leader_elect {
+    if let Some(timings) = timings {
         let identity = format!(
             "{}_{}",
             std::env::var("HOSTNAME").unwrap_or_else(|_| "hpa-reference".into()),
@@ -87,7 +110,7 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
             &flags.lease_namespace,
             &flags.lease_name,
             &identity,
-            flags.lease_duration,
+            timings.lease_duration,
             Arc::new(SystemClock),
         ));
         tracing::info!(%identity, lease = %flags.lease_name, "waiting for leadership");
@@ -101,11 +124,11 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
                 Ok(false) => health.ready.store(true, Ordering::Relaxed),
                 Err(e) => tracing::warn!(error = %e, "leader election"),
             }
-            tokio::time::sleep(flags.retry_period).await;
+            tokio::time::sleep(timings.retry_period).await;
         }
         tracing::info!(%identity, "became leader");
         let renew = candidate.clone();
-        let (retry, deadline) = (flags.retry_period, flags.renew_deadline);
+        let (retry, deadline) = (timings.retry_period, timings.renew_deadline);
         let renewing = tokio::spawn(async move {
             let mut last_renewal = std::time::Instant::now();
             loop {
@@ -184,6 +207,8 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
         }
     }
     pod_watch.abort();
-    let _ = server.await;
+    for server in servers {
+        let _ = server.await;
+    }
     Ok(())
 }
