@@ -13,9 +13,9 @@
 //! deliberate difference from the server: what the server accepts but a controller cannot use is
 //! a `lint` warning, not a rejection.
 
+use ::kube::Client;
 use anyhow::{Context, Result, bail};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
-use ::kube::Client;
 use serde_json::Value;
 
 use hpa_conformance_tests::root;
@@ -56,8 +56,8 @@ async fn compare(
         Some(message) => message,
     };
     println!("{label}: {theirs}");
-    let difference = (ours != theirs)
-        .then(|| format!("{label}:\n  server:    {theirs}\n  reference: {ours}"));
+    let difference =
+        (ours != theirs).then(|| format!("{label}:\n  server:    {theirs}\n  reference: {ours}"));
     Ok((theirs, difference))
 }
 

@@ -1179,7 +1179,10 @@ mod tests {
                 )],
             ),
             (json!({"type": "Utilization", "averageValue": "1"}), vec![]),
-            (json!({"type": "AverageValue", "averageUtilization": 50}), vec![]),
+            (
+                json!({"type": "AverageValue", "averageUtilization": 50}),
+                vec![],
+            ),
             // An empty type is missing and not one of the three: two errors.
             (
                 json!({"averageUtilization": 50}),
@@ -1520,7 +1523,10 @@ mod tests {
         let unusable = |metric: Value| {
             let v = with_metric(metric);
             let hpa: HorizontalPodAutoscaler = serde_json::from_value(v.clone()).expect("an HPA");
-            assert!(validate_hpa(&hpa, ValidationOptions::default()).is_empty(), "{v}");
+            assert!(
+                validate_hpa(&hpa, ValidationOptions::default()).is_empty(),
+                "{v}"
+            );
             unusable_targets(&hpa)
                 .into_iter()
                 .map(|e| e.to_string())
@@ -1528,38 +1534,52 @@ mod tests {
         };
         let res = "spec.metrics[0].resource.target";
         assert_eq!(
-            unusable(resource_metric(json!({"type": "Value", "averageValue": "1"}))),
+            unusable(resource_metric(
+                json!({"type": "Value", "averageValue": "1"})
+            )),
             [format!(
                 "{res}.type: Unsupported value: \"Value\": supported values: \"AverageValue\", \
                  \"Utilization\""
             )]
         );
         assert_eq!(
-            unusable(resource_metric(json!({"type": "AverageValue", "averageUtilization": 5}))),
+            unusable(resource_metric(
+                json!({"type": "AverageValue", "averageUtilization": 5})
+            )),
             [format!(
                 "{res}.averageValue: Required value: must set averageValue when the target type \
                  is AverageValue"
             )]
         );
         assert_eq!(
-            unusable(resource_metric(json!({"type": "Utilization", "averageUtilization": 5}))),
+            unusable(resource_metric(
+                json!({"type": "Utilization", "averageUtilization": 5})
+            )),
             Vec::<String>::new()
         );
         assert_eq!(
             unusable(json!({"type": "Pods", "pods": {"metric": {"name": "rps"},
                 "target": {"type": "Value", "averageValue": "10"}}})),
-            ["spec.metrics[0].pods.target.type: Unsupported value: \"Value\": supported values: \
-              \"AverageValue\""]
+            [
+                "spec.metrics[0].pods.target.type: Unsupported value: \"Value\": supported values: \
+              \"AverageValue\""
+            ]
         );
         assert_eq!(
             unusable(object_metric(json!({"type": "Value", "averageValue": "5"}))),
-            ["spec.metrics[0].object.target.value: Required value: must set value when the \
-              target type is Value"]
+            [
+                "spec.metrics[0].object.target.value: Required value: must set value when the \
+              target type is Value"
+            ]
         );
         assert_eq!(
-            unusable(external_metric(json!({"type": "Utilization", "value": "5"}))),
-            ["spec.metrics[0].external.target.type: Unsupported value: \"Utilization\": \
-              supported values: \"AverageValue\", \"Value\""]
+            unusable(external_metric(
+                json!({"type": "Utilization", "value": "5"})
+            )),
+            [
+                "spec.metrics[0].external.target.type: Unsupported value: \"Utilization\": \
+              supported values: \"AverageValue\", \"Value\""
+            ]
         );
         assert_eq!(
             unusable(external_metric(json!({"type": "Value", "value": "5"}))),
@@ -1584,7 +1604,11 @@ mod tests {
             ("-3k", "-3k"),
             ("-1e-400", "-1e-9"),
         ] {
-            assert_eq!(crate::quantity::canonical(text).as_deref(), Ok(shown), "{text}");
+            assert_eq!(
+                crate::quantity::canonical(text).as_deref(),
+                Ok(shown),
+                "{text}"
+            );
         }
         assert_eq!(
             check(with_scale_down(json!({"tolerance": "-1n"}))),
