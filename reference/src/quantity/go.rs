@@ -432,18 +432,7 @@ impl<'a> GoQuantity<'a> {
                 text.push('e');
                 text.push_str(&exponent.to_string());
             }
-            Format::DecimalSI => text.push_str(match exponent {
-                -9 => "n",
-                -6 => "u",
-                -3 => "m",
-                3 => "k",
-                6 => "M",
-                9 => "G",
-                12 => "T",
-                15 => "P",
-                18 => "E",
-                _ => "",
-            }),
+            Format::DecimalSI => text.push_str(super::decimal_suffix(exponent)),
             _ => {}
         }
         text

@@ -258,9 +258,12 @@ pub fn signum(s: &str) -> Result<i32, QuantityError> {
     })
 }
 
-/// Decimal SI suffix for a power of ten that is a multiple of three.
+/// Decimal SI suffix for a power of ten that is a multiple of three (none for 0 or one
+/// outside `n`..`E`).
 fn decimal_suffix(exp10: i32) -> &'static str {
     match exp10 {
+        -9 => "n",
+        -6 => "u",
         -3 => "m",
         3 => "k",
         6 => "M",

@@ -193,14 +193,18 @@ impl ExecTarget {
         }
     }
 
+    /// The idle processes, taken out of the pool.
+    fn drain_idle(&self) -> Vec<Live> {
+        self.idle
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default()
+    }
+
     /// Ends the idle processes: each gets `stop` and must write nothing more and exit within
     /// the step timeout; one that does otherwise is a late failure of its last case.
     fn close_idle(&self) {
-        let idle: Vec<Live> = self
-            .idle
-            .lock()
-            .map(|mut p| std::mem::take(&mut *p))
-            .unwrap_or_default();
+        let idle = self.drain_idle();
         for mut live in idle {
             live.stopped = true;
             let deadline = live.deadline();
@@ -242,11 +246,7 @@ impl Drop for ExecTarget {
     /// Idle processes get `stop`, a second to exit, and their groups are killed. Their exit
     /// status is no case's: it is not judged.
     fn drop(&mut self) {
-        let idle: Vec<Live> = self
-            .idle
-            .lock()
-            .map(|mut p| std::mem::take(&mut *p))
-            .unwrap_or_default();
+        let idle = self.drain_idle();
         for mut live in idle {
             live.stopped = true;
             live.send_stop(None);
