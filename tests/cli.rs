@@ -697,7 +697,7 @@ fn a_target_scaling_beyond_the_world_fails_its_case_instead_of_allocating() {
 
 #[test]
 fn an_expectation_whose_tick_never_runs_fails_the_case() {
-    use hpa_harness::runner::{Outcome, RunOptions, run_case};
+    use hpa_harness::run::{Outcome, RunOptions, run_case};
     let mut case =
         hpa_harness::case::load_case(&root().join("cases/behavior/policy-walkdown.yaml"))
             .expect("case");
@@ -705,7 +705,7 @@ fn an_expectation_whose_tick_never_runs_fails_the_case() {
     case.duration = 600;
     let r = run_case(
         &case,
-        &hpa_harness::target::CoreTarget,
+        &hpa_harness::targets::CoreTarget,
         &RunOptions::default(),
     );
     let Outcome::Failed(failures) = r.outcome else {

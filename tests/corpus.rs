@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use hpa_harness::case::load_case;
-use hpa_harness::runner::{Outcome, RunOptions, run_case};
-use hpa_harness::target::CoreTarget;
+use hpa_harness::run::{Outcome, RunOptions, run_case};
+use hpa_harness::targets::CoreTarget;
 
 const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../cases");
 

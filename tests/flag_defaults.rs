@@ -7,9 +7,9 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use hpa_harness::case::Case;
-use hpa_harness::cli::load_all;
-use hpa_harness::runner::{Outcome, RunOptions, run_case};
-use hpa_harness::target::CoreTarget;
+use hpa_harness::case::corpus::load_all;
+use hpa_harness::run::{Outcome, RunOptions, run_case};
+use hpa_harness::targets::CoreTarget;
 use hpa_reference::Settings;
 use rstest::rstest;
 

@@ -61,7 +61,7 @@ fn corpus_scalars(root: &Path) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for file in files {
         let text = std::fs::read_to_string(&file).expect("a case file is readable");
-        if let Ok(v) = hpa_harness::yaml::from_str::<serde_json::Value>(&text) {
+        if let Ok(v) = hpa_harness::util::yaml::from_str::<serde_json::Value>(&text) {
             scalars(&v, &mut out);
         }
     }

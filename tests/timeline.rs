@@ -2,9 +2,9 @@
 //! data (not pixels), and the SVG they draw.
 
 use hpa_harness::case::load_case;
-use hpa_harness::cli::make_target;
 use hpa_harness::report::timeline::Timeline;
-use hpa_harness::runner::{RunOptions, run_case};
+use hpa_harness::run::{RunOptions, run_case};
+use hpa_harness::targets::make_target;
 use std::time::Duration;
 
 use hpa_conformance_tests::root;
@@ -105,7 +105,7 @@ fn a_sparse_unexplained_trace_draws_the_same_levels() {
     for (i, tick) in result.trace.iter().enumerate() {
         let changed = sparse
             .last()
-            .is_none_or(|l: &hpa_harness::trace::TickTrace| l.replicas != tick.replicas);
+            .is_none_or(|l: &hpa_harness::run::trace::TickTrace| l.replicas != tick.replicas);
         if changed {
             let mut row = tick.clone();
             // Sampled a few seconds late, as a real controller's decisions are.

@@ -19,7 +19,7 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use serde_json::Value;
 
 use hpa_conformance_tests::root;
-use hpa_harness::case::load::merge_patch;
+use hpa_harness::case::apiserver::merge_patch;
 use hpa_harness::cluster::{connect_to, kube};
 use hpa_reference::validation::{ValidationOptions, invalid_message, validate_hpa};
 
@@ -65,9 +65,9 @@ async fn compare(
 #[ignore = "needs a cluster: just kind-validation"]
 async fn validation_answers_as_the_api_server() -> Result<()> {
     let text = std::fs::read_to_string(root().join("tests/fixtures/validation.yaml"))?;
-    let fixture: Value =
-        hpa_harness::yaml::from_str(&text).map_err(|e| anyhow::anyhow!("the fixture: {e:?}"))?;
-    let (cases, load_errors) = hpa_harness::cli::load_all(&[root().join("cases")]);
+    let fixture: Value = hpa_harness::util::yaml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("the fixture: {e:?}"))?;
+    let (cases, load_errors) = hpa_harness::case::corpus::load_all(&[root().join("cases")]);
     if !load_errors.is_empty() {
         bail!("the corpus does not load: {load_errors:?}");
     }

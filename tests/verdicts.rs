@@ -6,9 +6,9 @@
 
 use std::path::PathBuf;
 
-use hpa_harness::cli::load_all;
-use hpa_harness::runner::{Outcome, RunOptions, run_case};
-use hpa_harness::target::CoreTarget;
+use hpa_harness::case::corpus::load_all;
+use hpa_harness::run::{Outcome, RunOptions, run_case};
+use hpa_harness::targets::CoreTarget;
 
 #[test]
 fn every_case_passes_on_the_core() {

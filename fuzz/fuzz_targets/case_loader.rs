@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use hpa_harness::case::load::MAX_TICKS;
+use hpa_harness::case::bounds::MAX_TICKS;
 use hpa_harness::case::load_case_text;
-use hpa_harness::world::MAX_PODS;
+use hpa_harness::case::bounds::MAX_PODS;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|s: &str| {

@@ -6,7 +6,7 @@
 #![no_main]
 
 use hpa_harness::protocol::{ToImplementation, decode_answer};
-use hpa_harness::target::{CoreSession, Session};
+use hpa_harness::targets::{CoreSession, Session};
 use hpa_reference::{Memory, Settings};
 use libfuzzer_sys::fuzz_target;
 

@@ -7,14 +7,15 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use hpa_harness::case::corpus::load_all;
 use hpa_harness::case::load_case_text;
-use hpa_harness::cli::{load_all, make_target};
 use hpa_harness::fuzz::fuzz;
 use hpa_harness::protocol::{
     PROTOCOL_VERSION, ProtocolMemory, ProtocolSettings, Start, Tick, ToImplementation,
 };
-use hpa_harness::runner::{RunOptions, resolve_settings, run_case};
-use hpa_harness::target::{CoreSession, CoreTarget, GateSupport, Session, seeded_memory};
+use hpa_harness::run::{RunOptions, resolve_settings, run_case};
+use hpa_harness::targets::make_target;
+use hpa_harness::targets::{CoreSession, CoreTarget, GateSupport, Session, seeded_memory};
 use hpa_harness::world::World;
 use hpa_reference::view::MetricReading;
 use hpa_reference::{
@@ -393,7 +394,7 @@ fn bench_fuzz() {
     let Some(adapter) = upstream_adapter() else {
         return;
     };
-    let jobs = hpa_harness::parallel::default_jobs();
+    let jobs = hpa_harness::util::parallel::default_jobs();
     for (flags, jobs, count, how) in [
         ("", jobs, 1000, "kept processes, delta ticks"),
         ("--full-ticks", jobs, 1000, "kept processes, complete ticks"),
@@ -442,7 +443,7 @@ fn bench_upstream_corpus() {
     let (cases, bad) = load_all(&[root]);
     assert!(bad.is_empty(), "the corpus must load: {bad:?}");
     let opts = RunOptions::default();
-    let jobs = hpa_harness::parallel::default_jobs();
+    let jobs = hpa_harness::util::parallel::default_jobs();
     for (flags, jobs, how) in [
         ("", jobs, "kept processes, delta ticks"),
         ("--full-ticks", jobs, "kept processes, complete ticks"),
@@ -458,7 +459,7 @@ fn bench_upstream_corpus() {
         )
         .expect("target");
         let start = Instant::now();
-        let results = hpa_harness::parallel::map_ordered(&cases, jobs, |c| {
+        let results = hpa_harness::util::parallel::map_ordered(&cases, jobs, |c| {
             run_case(c, upstream.as_ref(), &opts)
         });
         let wall = start.elapsed();

@@ -13,7 +13,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::case::LoadError;
-use crate::runner::{CaseResult, Outcome};
+use crate::run::{CaseResult, Outcome};
 
 /// The reviewed expectations: case name → why it differs from upstream.
 pub type ExpectedFailures = BTreeMap<String, String>;
@@ -25,11 +25,12 @@ pub fn load(path: &Path) -> Result<ExpectedFailures, LoadError> {
         pos: Default::default(),
         reason: e.to_string(),
     })?;
-    let map: Option<ExpectedFailures> = crate::yaml::from_str(&text).map_err(|e| LoadError {
-        path: path.to_path_buf(),
-        pos: e.pos,
-        reason: format!("{} (expected a map of case name to reason)", e.reason),
-    })?;
+    let map: Option<ExpectedFailures> =
+        crate::util::yaml::from_str(&text).map_err(|e| LoadError {
+            path: path.to_path_buf(),
+            pos: e.pos,
+            reason: format!("{} (expected a map of case name to reason)", e.reason),
+        })?;
     let map = map.unwrap_or_default();
     if let Some((name, _)) = map.iter().find(|(_, why)| why.trim().is_empty()) {
         return Err(LoadError {
@@ -112,7 +113,7 @@ pub fn compare(results: &[CaseResult], expected: &ExpectedFailures) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::fail;
+    use crate::run::fail;
     use std::time::Duration;
 
     fn result(name: &str, outcome: Outcome) -> CaseResult {

@@ -8,20 +8,15 @@
 pub mod case;
 pub mod cli;
 pub mod cluster;
-pub mod edges;
+
 pub mod expected;
 pub mod fuzz;
 pub mod kept;
-pub mod lint;
-pub mod parallel;
-pub mod podstate;
 pub mod profile;
 pub mod protocol;
 pub mod report;
-pub mod runner;
-pub mod target;
-pub mod text;
-pub mod trace;
+pub mod run;
+pub mod targets;
+pub mod util;
 pub mod whatif;
 pub mod world;
-pub mod yaml;

@@ -6,7 +6,7 @@
 //! A what-if is a case built from the user's inputs: the inputs are checked here with their own
 //! positions (a broken manifest or CSV is `file:line:col: reason`, exit 2), then the case goes
 //! through the one case loader ([`crate::case::load::load_case_file`]: API defaulting and
-//! validation, gates, limits) and the one runner ([`crate::runner::run_case`]); the output is the
+//! validation, gates, limits) and the one runner ([`crate::run::run_case`]); the output is the
 //! predicted replicas, the story of why ([`crate::report::explain`]) and optionally the timeline
 //! ([`crate::report::timeline`]). Inputs are regular files of at most [`MAX_INPUT_BYTES`], the
 //! load at most [`MAX_LOAD_ROWS`] rows.
@@ -31,6 +31,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
 use crate::case::Case;
+use crate::case::bounds::MAX_VIRTUAL_SECONDS;
 use crate::case::load::{LoadError, load_case_file, metric_key};
 use crate::case::model::{
     CaseFile, Container, Expectations, Load, PodTemplate, SettingsOverrides, Source, Startup,
@@ -38,10 +39,9 @@ use crate::case::model::{
 };
 use crate::report::explain::{self, StoryRow};
 use crate::report::timeline::Timeline;
-use crate::runner::{CaseResult, RunOptions, run_case};
-use crate::target::CoreTarget;
-use crate::world::MAX_VIRTUAL_SECONDS;
-use crate::yaml::{self, Index, Pos};
+use crate::run::{CaseResult, RunOptions, run_case};
+use crate::targets::CoreTarget;
+use crate::util::yaml::{self, Index, Pos};
 
 /// What the user gave.
 #[derive(Debug, Clone, Default)]
@@ -87,7 +87,7 @@ fn err(path: &Path, line: u64, column: u64, reason: impl Into<String>) -> LoadEr
 pub const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The most load rows a what-if reads (as many as a case has ticks).
-pub const MAX_LOAD_ROWS: usize = crate::case::load::MAX_TICKS as usize;
+pub const MAX_LOAD_ROWS: usize = crate::case::bounds::MAX_TICKS as usize;
 
 /// An input file's text: a regular file (not a device or a pipe, which may never end) of at
 /// most [`MAX_INPUT_BYTES`].
@@ -507,7 +507,7 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
     // The case loader's bounds, said in the what-if's terms: the load and the flags.
     let sync_period = inputs.settings.sync_period_seconds.unwrap_or(15).max(1);
     let ticks = u64::from(duration) / u64::from(sync_period) + 1;
-    let pods = crate::case::load::pods_bound(replicas, std::slice::from_ref(&hpa), []);
+    let pods = crate::case::bounds::pods_bound(replicas, std::slice::from_ref(&hpa), []);
     let too_long = |what: String| {
         let blame = if inputs.duration.is_some() {
             Path::new("--duration")
@@ -521,16 +521,16 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
             format!("{what}: predict a shorter time (--duration) or give a longer --sync-period"),
         )
     };
-    if ticks > crate::case::load::MAX_TICKS {
+    if ticks > crate::case::bounds::MAX_TICKS {
         return Err(too_long(format!(
             "the prediction would run {ticks} ticks ({duration} s every {sync_period} s), more than {}",
-            crate::case::load::MAX_TICKS
+            crate::case::bounds::MAX_TICKS
         )));
     }
-    if pods * ticks > crate::case::load::MAX_POD_TICKS {
+    if pods * ticks > crate::case::bounds::MAX_POD_TICKS {
         return Err(too_long(format!(
             "the prediction would simulate up to {pods} pods (maxReplicas) for {ticks} ticks, more than {} pod-ticks",
-            crate::case::load::MAX_POD_TICKS
+            crate::case::bounds::MAX_POD_TICKS
         )));
     }
     let name = hpa
@@ -658,7 +658,7 @@ impl WhatIf {
             p.sync_period,
             self.case.duration
         );
-        if let crate::runner::Outcome::Errored(e) = &result.outcome {
+        if let crate::run::Outcome::Errored(e) = &result.outcome {
             let _ = writeln!(out, "error: {e}");
         }
         let _ = writeln!(out, "\npredicted replicas:");

@@ -31,14 +31,8 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::case::Case;
+use crate::case::bounds::MAX_PODS;
 use crate::case::model::{IntOrPercent, Load, Phase, PodChange, Rollout, TimelineEntry};
-
-/// The most pods (replicas) the simulated world holds.
-pub const MAX_PODS: i32 = 10_000;
-
-/// The earliest and latest virtual second a case may name (about ±31 years around t=0, so every
-/// instant is a valid Kubernetes time and no time arithmetic can overflow).
-pub const MAX_VIRTUAL_SECONDS: i64 = 1_000_000_000;
 
 /// A change the simulated world cannot take.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -740,9 +734,9 @@ impl World {
             // The loader checked every patched manifest; keep the status the target wrote.
             let status = self.hpa.status.take();
             self.hpa_written =
-                crate::case::load::patch_manifest(&self.hpa_written, e.hpa_patch.as_ref());
+                crate::case::apiserver::patch_manifest(&self.hpa_written, e.hpa_patch.as_ref());
             let mut hpa = self.hpa_written.clone();
-            crate::case::load::store_as_api_server(&mut hpa);
+            crate::case::apiserver::store_as_api_server(&mut hpa);
             hpa.status = status;
             self.hpa = hpa;
         }
@@ -1293,7 +1287,7 @@ mod tests {
                 continue;
             };
             let mut last: Option<Arc<Vec<Pod>>> = None;
-            let _ = crate::runner::drive(&case, |world, t| {
+            let _ = crate::run::drive(&case, |world, t| {
                 let pods = world.snapshot(t).pods;
                 let mut fresh = world.clone();
                 fresh.pods_built = None;

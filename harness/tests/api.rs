@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hpa_harness::case::corpus::load_all;
 use hpa_harness::case::{Case, load_case};
-use hpa_harness::cli::load_all;
-use hpa_harness::runner::{RunOptions, resolve_settings, run_case};
-use hpa_harness::target::api::{ApiHarness, ApiTarget, Fault, Writes};
-use hpa_harness::target::{CoreTarget, GateSupport, TickOutcome};
+use hpa_harness::run::{RunOptions, resolve_settings, run_case};
+use hpa_harness::targets::api::{ApiHarness, ApiTarget, Fault, Writes};
+use hpa_harness::targets::{CoreTarget, GateSupport, TickOutcome};
 use hpa_harness::world::{Snapshot, World, instant};
 use hpa_reference::controller::ManualClock;
 use hpa_reference::controller::leader::Elector;
@@ -33,9 +33,7 @@ fn every_case_gives_the_same_trace_over_the_api_as_in_process() {
             // A manifest the API server refuses never reaches the controller: skipped there.
             assert_eq!(
                 api.outcome,
-                hpa_harness::runner::Outcome::Skipped(
-                    hpa_harness::runner::REJECTED_SKIP.to_string()
-                ),
+                hpa_harness::run::Outcome::Skipped(hpa_harness::run::REJECTED_SKIP.to_string()),
                 "{}",
                 case.name()
             );
@@ -67,7 +65,7 @@ fn fixture(file: &str, read_timeout: Duration) -> Fixture {
             .memory
             .lock()
             .expect("memory")
-            .insert(key, hpa_harness::target::seeded_memory(&case));
+            .insert(key, hpa_harness::targets::seeded_memory(&case));
     }
     Fixture { case, world, api }
 }

@@ -9,8 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use hpa_harness::cli::{load_all, make_target};
-use hpa_harness::runner::{Outcome, RunOptions, run_case};
+use hpa_harness::case::corpus::load_all;
+use hpa_harness::run::{Outcome, RunOptions, run_case};
+use hpa_harness::targets::make_target;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use rstest::rstest;
 
-use hpa_harness::cli::{load_all, make_target};
-use hpa_harness::runner::{CaseResult, Outcome, RunOptions, run_case};
-use hpa_harness::target::CoreTarget;
+use hpa_harness::case::corpus::load_all;
+use hpa_harness::run::{CaseResult, Outcome, RunOptions, run_case};
+use hpa_harness::targets::CoreTarget;
+use hpa_harness::targets::make_target;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -40,9 +41,7 @@ fn every_case_gives_the_same_trace_through_the_protocol_as_in_process(#[case] fl
             // A manifest the API server refuses never reaches an implementation.
             assert_eq!(
                 other.outcome,
-                hpa_harness::runner::Outcome::Skipped(
-                    hpa_harness::runner::REJECTED_SKIP.to_string()
-                ),
+                hpa_harness::run::Outcome::Skipped(hpa_harness::run::REJECTED_SKIP.to_string()),
                 "{}",
                 case.name()
             );
@@ -426,7 +425,7 @@ fn run_three_logged(flags: &str) -> (Vec<CaseResult>, Vec<(String, String)>, usi
     ]);
     assert!(bad.is_empty());
     assert_eq!(cases.len(), 3);
-    let target = hpa_harness::target::exec::ExecTarget::new(
+    let target = hpa_harness::targets::exec::ExecTarget::new(
         &format!(
             "{} {flags} --log-cases {}",
             env!("CARGO_BIN_EXE_hpa-step-reference"),

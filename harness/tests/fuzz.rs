@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use hpa_harness::case::Case;
-use hpa_harness::cli::make_target;
 use hpa_harness::fuzz::{Rng, fuzz, generate, to_case};
-use hpa_harness::runner::{Outcome, RunOptions, run_case};
-use hpa_harness::target::{CoreTarget, GateSupport, Session, Target, TargetError, TickOutcome};
+use hpa_harness::run::{Outcome, RunOptions, run_case};
+use hpa_harness::targets::make_target;
+use hpa_harness::targets::{CoreTarget, GateSupport, Session, Target, TargetError, TickOutcome};
 use hpa_harness::world::Snapshot;
 use hpa_reference::Settings;
 
@@ -17,8 +17,11 @@ fn generated_scenarios_are_valid_cases_and_deterministic() {
     for i in 0..300 {
         let a = generate("g", &mut Rng::new(i));
         let b = generate("g", &mut Rng::new(i));
-        let text_a = hpa_harness::yaml::to_string(&a).expect("yaml");
-        assert_eq!(text_a, hpa_harness::yaml::to_string(&b).expect("yaml"));
+        let text_a = hpa_harness::util::yaml::to_string(&a).expect("yaml");
+        assert_eq!(
+            text_a,
+            hpa_harness::util::yaml::to_string(&b).expect("yaml")
+        );
         to_case(&a).unwrap_or_else(|e| panic!("scenario {i} rejected: {e}\n{text_a}"));
     }
 }

@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use hpa_harness::cli::load_all;
+use hpa_harness::case::corpus::load_all;
 use hpa_harness::kept::{MAX_ITEMS_PER_TICK, MAX_TEXT_BYTES};
-use hpa_harness::runner::{Outcome, RunOptions, run_case};
+use hpa_harness::run::{Outcome, RunOptions, run_case};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -116,7 +116,7 @@ fn a_run_flooded_with_events_ends_under_a_1_gib_cap_with_every_result_reported()
 fn a_tick_keeps_its_first_events_and_cut_texts_and_says_what_it_left_out() {
     // 200 events of 6 KiB and a 10 KiB condition message at each tick; no stderr.
     let (cases, _) = load_all(&[root().join("cases/behavior/policy-walkdown.yaml")]);
-    let target = hpa_harness::cli::make_target(
+    let target = hpa_harness::targets::make_target(
         &flood("200 6144 10240 0"),
         std::time::Duration::from_secs(30),
     )

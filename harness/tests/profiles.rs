@@ -8,12 +8,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use hpa_harness::case::Case;
+use hpa_harness::case::corpus::load_all;
 use hpa_harness::case::features::Feature;
-use hpa_harness::cli::{load_all, make_target};
 use hpa_harness::fuzz::fuzz_with;
-use hpa_harness::profile::{Profile, level_counts};
-use hpa_harness::runner::{CaseResult, Outcome, RunOptions, run_case, run_case_judged};
-use hpa_harness::target::{CoreTarget, GateSupport, Session, Target, TargetError, TickOutcome};
+use hpa_harness::profile::Profile;
+use hpa_harness::report::levels::level_counts;
+use hpa_harness::run::{CaseResult, Outcome, RunOptions, run_case, run_case_judged};
+use hpa_harness::targets::make_target;
+use hpa_harness::targets::{CoreTarget, GateSupport, Session, Target, TargetError, TickOutcome};
 use hpa_harness::world::Snapshot;
 use hpa_reference::Settings;
 

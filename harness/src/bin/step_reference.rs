@@ -24,7 +24,7 @@ use hpa_harness::protocol::{
     FromImplementation, Hello, Implementation, PROTOCOL_VERSION, ProtocolMemory, TickResult,
     ToImplementation,
 };
-use hpa_harness::target::{CoreSession, Session};
+use hpa_harness::targets::{CoreSession, Session};
 
 fn flag(args: &[String], name: &str) -> Option<String> {
     args.iter()

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::LoadError;
-use crate::yaml::Pos;
+use crate::util::yaml::Pos;
 
 /// A problem with a path as a whole (no line or column).
 pub fn path_error(path: &Path, reason: impl Into<String>) -> LoadError {

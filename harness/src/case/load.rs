@@ -1,49 +1,25 @@
 //! Loading a case file: YAML → [`CaseFile`] → checks → [`Case`]. Every problem becomes a
 //! [`LoadError`] with the file, line and column and one line of reason; nothing panics, and no
 //! number in a case can make a run huge or wrap: a case asks for at most
-//! [`MAX_PODS`](crate::world::MAX_PODS) pods, [`MAX_TICKS`] ticks and [`MAX_POD_TICKS`] of both
-//! together, and names times within ±[`MAX_VIRTUAL_SECONDS`](crate::world::MAX_VIRTUAL_SECONDS).
+//! [`MAX_PODS`] pods, [`MAX_TICKS`] ticks and [`MAX_POD_TICKS`] of both together, and names
+//! times within ±[`MAX_VIRTUAL_SECONDS`] ([`super::bounds`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use hpa_reference::defaults::apply_api_defaults;
 use hpa_reference::quantity::{milli_value, signum};
 use hpa_reference::settings::{FeatureGates, GATE_NAMES};
 use hpa_reference::validation::{ValidationOptions, validate_hpa};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 
+use super::apiserver::{store_as_api_server, try_patch};
+use super::bounds::{MAX_POD_TICKS, MAX_PODS, MAX_TICKS, MAX_VIRTUAL_SECONDS, pods_bound};
 use super::discover::regular_file;
 use super::features::{Feature, features_needed};
 use super::gates::{GateUse, gates_used};
 use super::model::{CaseFile, IntOrPercent, Load};
-use crate::world::{MAX_PODS, MAX_VIRTUAL_SECONDS};
-use crate::yaml::{self, Index, Pos};
-
-/// The most ticks one case may run (`durationSeconds / syncPeriodSeconds + 1`).
-pub const MAX_TICKS: u64 = 100_000;
-
-/// The most pod-ticks one case may run: the most pods its world can hold (its workload's
-/// replicas, `maxReplicas` of every version of its HPA, `setReplicas`; at most
-/// [`MAX_PODS`]) times its ticks. A tick costs about a microsecond per pod (release build):
-/// 20,000,000 is half a minute at most, where 10,000 pods × 100,000 ticks would be hours.
-pub const MAX_POD_TICKS: u64 = 20_000_000;
-
-/// The most pods a world can hold over a run: the workload's replicas, `maxReplicas` of every
-/// version of the HPA and every `setReplicas`, at most [`MAX_PODS`].
-pub fn pods_bound(
-    replicas: i32,
-    manifests: &[HorizontalPodAutoscaler],
-    set_replicas: impl IntoIterator<Item = i32>,
-) -> u64 {
-    let most = manifests
-        .iter()
-        .map(|m| m.spec.max_replicas)
-        .chain(set_replicas)
-        .fold(replicas, i32::max);
-    u64::try_from(most.clamp(0, MAX_PODS)).unwrap_or(0)
-}
+use crate::util::yaml::{self, Index, Pos};
 
 /// A case file that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,51 +83,6 @@ impl Case {
     }
 }
 
-/// RFC 7386 JSON merge patch: objects merge key by key, `null` deletes, anything else replaces.
-pub fn merge_patch(target: &mut serde_json::Value, patch: &serde_json::Value) {
-    match (target, patch) {
-        (serde_json::Value::Object(t), serde_json::Value::Object(p)) => {
-            for (k, v) in p {
-                if v.is_null() {
-                    t.remove(k);
-                } else {
-                    merge_patch(t.entry(k.clone()).or_insert(serde_json::Value::Null), v);
-                }
-            }
-        }
-        (t, p) => *t = p.clone(),
-    }
-}
-
-fn try_patch(
-    hpa: &HorizontalPodAutoscaler,
-    patch: &serde_json::Value,
-) -> Result<HorizontalPodAutoscaler, String> {
-    let mut doc = serde_json::to_value(hpa).map_err(|e| e.to_string())?;
-    merge_patch(&mut doc, patch);
-    serde_json::from_value(doc).map_err(|e| e.to_string())
-}
-
-/// The manifest after a timeline's `hpaPatch` (unchanged without one; the loader has checked
-/// that every patch applies).
-pub fn patch_manifest(
-    hpa: &HorizontalPodAutoscaler,
-    patch: Option<&serde_json::Value>,
-) -> HorizontalPodAutoscaler {
-    match patch {
-        Some(p) => try_patch(hpa, p).unwrap_or_else(|_| hpa.clone()),
-        None => hpa.clone(),
-    }
-}
-
-/// What the API server stores for a manifest: defaults applied, namespace filled in.
-pub fn store_as_api_server(hpa: &mut HorizontalPodAutoscaler) {
-    apply_api_defaults(hpa);
-    if hpa.metadata.namespace.is_none() {
-        hpa.metadata.namespace = Some("default".into());
-    }
-}
-
 struct Checker<'a> {
     path: &'a Path,
     index: &'a Index,
@@ -180,7 +111,7 @@ impl Checker<'_> {
         milli_value(q).map_err(|e| {
             self.err(
                 at,
-                format!("invalid quantity {}: {e}", crate::text::quote(q)),
+                format!("invalid quantity {}: {e}", crate::util::text::quote(q)),
             )
         })
     }
@@ -391,7 +322,7 @@ fn strict(c: &Checker<'_>, at: &str, known: &serde_json::Value) -> Result<(), Lo
             reason: format!(
                 "{field} must be {}, not the string {}",
                 integer_words_at(known, &field[here.len()..], &text),
-                crate::text::quote(&crate::text::clip(&text, 40))
+                crate::util::text::quote(&crate::util::text::clip(&text, 40))
             ),
         }),
         None => Ok(()),

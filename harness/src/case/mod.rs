@@ -2,6 +2,9 @@
 //! ([`load`]), the feature gates a case uses ([`gates`]) and the implementation features it needs
 //! ([`features`]).
 
+pub mod apiserver;
+pub mod bounds;
+pub mod corpus;
 pub mod discover;
 pub mod features;
 pub mod gates;

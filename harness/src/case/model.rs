@@ -2,7 +2,7 @@
 //! fields — and documented field by field, because the JSON Schema (`cases/schema.json`) that
 //! editors use for completion is generated from these types. The limits the loader enforces
 //! (at most [`MAX_PODS`] pods, times within ±[`MAX_VIRTUAL_SECONDS`], at most
-//! [`MAX_TICKS`](super::load::MAX_TICKS) ticks) are in the schema as ranges where a field has one.
+//! [`MAX_TICKS`](super::bounds::MAX_TICKS) ticks) are in the schema as ranges where a field has one.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +10,7 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::world::{MAX_PODS, MAX_VIRTUAL_SECONDS};
+use super::bounds::{MAX_PODS, MAX_VIRTUAL_SECONDS};
 
 /// One conformance case.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -700,10 +700,13 @@ impl ExpectEvent {
     pub fn describe(&self) -> String {
         let mut s = format!("{} {}", self.type_.as_deref().unwrap_or("*"), self.reason);
         if let Some(m) = &self.message_contains {
-            s.push_str(&format!(" (message containing {})", crate::text::quote(m)));
+            s.push_str(&format!(
+                " (message containing {})",
+                crate::util::text::quote(m)
+            ));
         }
         if let Some(m) = &self.message {
-            s.push_str(&format!(" (message {})", crate::text::quote(m)));
+            s.push_str(&format!(" (message {})", crate::util::text::quote(m)));
         }
         s
     }

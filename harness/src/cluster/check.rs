@@ -17,9 +17,9 @@ use hpa_reference::conditions::core_time;
 use super::lane::{Observed, Sample};
 use crate::case::Case;
 use crate::case::model::ExpectAt;
-use crate::runner::{Failure, check_state, fail};
-use crate::target::TickOutcome;
-use crate::trace::{TickTrace, tick_trace};
+use crate::run::trace::{TickTrace, tick_trace};
+use crate::run::{Failure, check_state, fail};
+use crate::targets::TickOutcome;
 use crate::world::virtual_secs;
 
 /// The distinct successive replica counts, starting with the initial one.
@@ -258,8 +258,8 @@ pub fn check(
 /// deciding while the lane waits for late decisions.
 fn only_after_the_end(have: &[i32], virtual_trace: &[TickTrace], end: f64) -> bool {
     let until_end = virtual_trace.partition_point(|r| r.t as f64 <= end);
-    let within = crate::runner::trajectory(&virtual_trace[..until_end]);
-    let extended = crate::runner::trajectory(virtual_trace);
+    let within = crate::run::trajectory(&virtual_trace[..until_end]);
+    let extended = crate::run::trajectory(virtual_trace);
     have.len() > within.len() && have.starts_with(&within) && extended.starts_with(have)
 }
 

@@ -30,8 +30,8 @@ use ::kube::config::{KubeConfigOptions, Kubeconfig};
 use hpa_reference::FeatureGates;
 
 use crate::case::Case;
-use crate::runner::{CaseResult, Outcome, RunOptions, resolve_settings};
-use crate::target::GateSupport;
+use crate::run::{CaseResult, Outcome, RunOptions, resolve_settings};
+use crate::targets::GateSupport;
 use plan::ClusterSettings;
 
 /// How to reach the cluster and what its controller runs with.
@@ -142,7 +142,7 @@ async fn rejected(
         Some(message) if message.contains(want) => return Ok(Outcome::Passed),
         Some(message) => message,
     };
-    Ok(Outcome::Failed(vec![crate::runner::fail(
+    Ok(Outcome::Failed(vec![crate::run::fail(
         None, "rejected", want, have,
     )]))
 }
@@ -173,7 +173,7 @@ fn namespace_name(name: &str, run: &str) -> String {
 fn result(
     case: &Case,
     outcome: Outcome,
-    trace: Vec<crate::trace::TickTrace>,
+    trace: Vec<crate::run::trace::TickTrace>,
     started: Instant,
 ) -> CaseResult {
     CaseResult::of(case, outcome, trace, started, None)
@@ -368,9 +368,9 @@ async fn run_all_async(
                     let period = extended.sync_period.max(1);
                     let tail = (2.0 * tolerance / f64::from(period)).ceil() as u32;
                     extended.duration = extended.duration.saturating_add(tail * period);
-                    let truth = crate::runner::run_case(
+                    let truth = crate::run::run_case(
                         &extended,
-                        &crate::target::CoreTarget,
+                        &crate::targets::CoreTarget,
                         &RunOptions::default(),
                     );
                     let mut failures = Vec::new();
@@ -387,7 +387,7 @@ async fn run_all_async(
                             failures.push(f);
                         }
                         if k > 0 {
-                            alongside.push(crate::runner::AlongsideTrace {
+                            alongside.push(crate::run::AlongsideTrace {
                                 hpa: name,
                                 trace: check::trace(seen),
                             });

@@ -671,10 +671,10 @@ mod tests {
             .join("../cases")
             .join(file);
         let case = crate::case::load_case(&path).expect("a corpus case");
-        let settings = crate::runner::resolve_settings(
+        let settings = crate::run::resolve_settings(
             &case,
-            crate::target::GateSupport::PerCase,
-            &crate::runner::RunOptions::default(),
+            crate::targets::GateSupport::PerCase,
+            &crate::run::RunOptions::default(),
         )
         .expect("settings");
         (case, settings)

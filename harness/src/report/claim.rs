@@ -11,8 +11,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::RunReport;
-use crate::profile::{Profile, level_counts};
-use crate::runner::Outcome;
+use crate::profile::Profile;
+use crate::report::levels::level_counts;
+use crate::run::Outcome;
 
 /// What the statement says beyond the run's results.
 #[derive(Debug, Clone, Default)]
@@ -168,7 +169,7 @@ pub fn markdown(report: &RunReport, ctx: &ClaimContext) -> String {
     let _ = writeln!(
         out,
         "## HPA conformance: {}\n",
-        crate::text::markdown(&c.implementation)
+        crate::util::text::markdown(&c.implementation)
     );
     let levels: Vec<String> = c
         .levels
@@ -201,7 +202,7 @@ pub fn markdown(report: &RunReport, ctx: &ClaimContext) -> String {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} |",
-            crate::text::markdown(f),
+            crate::util::text::markdown(f),
             n.passed,
             n.failed,
             n.skipped

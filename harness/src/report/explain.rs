@@ -13,10 +13,10 @@ use hpa_reference::{Explanation, Path};
 use serde::Serialize;
 
 use crate::case::Case;
-use crate::podstate::PodState;
-use crate::runner::{CaseResult, Failure, Outcome, RunOptions, resolve_settings};
-use crate::target::GateSupport;
-use crate::trace::TickTrace;
+use crate::run::podstate::PodState;
+use crate::run::trace::TickTrace;
+use crate::run::{CaseResult, Failure, Outcome, RunOptions, resolve_settings};
+use crate::targets::GateSupport;
 
 /// One row of the story: a tick, or a run of identical ticks.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -247,7 +247,7 @@ fn same(a: &TickTrace, b: &TickTrace) -> bool {
 /// within it.
 pub fn rows(trace: &[TickTrace], tol: Option<Tolerances>) -> Vec<StoryRow> {
     let mut out: Vec<StoryRow> = Vec::new();
-    let mut last: &[crate::trace::ConditionDetail] = &[];
+    let mut last: &[crate::run::trace::ConditionDetail] = &[];
     let mut last_text: Option<&str> = None;
     let mut i = 0;
     while i < trace.len() {
@@ -378,7 +378,7 @@ pub fn render_rows(rows: &[StoryRow], out: &mut String) {
 }
 
 /// Renders the story as text, every character that is not printable (but tabs and newlines)
-/// written as `\u{…}` ([`crate::text::visible`]).
+/// written as `\u{…}` ([`crate::util::text::visible`]).
 pub fn render(case: &Case, result: &CaseResult) -> String {
     let s = story(case, result);
     let mut out = String::new();
@@ -426,7 +426,7 @@ pub fn render(case: &Case, result: &CaseResult) -> String {
     };
     let _ = writeln!(out, "\n{verdict}");
     // For a terminal: what a case or a target said cannot act on it.
-    crate::text::visible(&out).into_owned()
+    crate::util::text::visible(&out).into_owned()
 }
 
 /// Renders the story as one JSON document.

@@ -16,11 +16,11 @@ use std::path::Path;
 use super::RunReport;
 use super::timeline::Timeline;
 use crate::case::Case;
-use crate::runner::{CaseResult, Outcome};
-use crate::trace::TickTrace;
+use crate::run::trace::TickTrace;
+use crate::run::{CaseResult, Outcome};
 
 /// Text as HTML (element content and attribute values): markup characters as references, and
-/// every character that is not [`crate::text::printable`] (but tabs and newlines) as the text
+/// every character that is not [`crate::util::text::printable`] (but tabs and newlines) as the text
 /// `\u{…}`, as in the other reports — no NUL, ESC, C1 control or noncharacter reaches the page.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -32,7 +32,7 @@ pub fn escape(s: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
             '\n' | '\t' => out.push(c),
-            c if !crate::text::printable(c) => crate::text::push_escaped(&mut out, c),
+            c if !crate::util::text::printable(c) => crate::util::text::push_escaped(&mut out, c),
             _ => out.push(c),
         }
     }

@@ -10,9 +10,9 @@
 use std::fmt::Write;
 
 use super::RunReport;
-use crate::runner::{CaseResult, Failure, Outcome};
-use crate::text::visible_line;
-use crate::trace::TickTrace;
+use crate::run::trace::TickTrace;
+use crate::run::{CaseResult, Failure, Outcome};
+use crate::util::text::visible_line;
 
 fn tick_line(t: &TickTrace) -> String {
     format!(
@@ -153,7 +153,7 @@ pub fn render(report: &RunReport) -> String {
             out,
             "profile {}: {}",
             report.profile,
-            crate::profile::levels_line(&report.results, report.profile)
+            crate::report::levels::levels_line(&report.results, report.profile)
         );
     }
     out

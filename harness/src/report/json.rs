@@ -5,7 +5,7 @@
 //!
 //! Every JSON document the harness writes for people to open ([`to_writer`]: this report, the
 //! conformance statement, `explain --format json`) escapes what is not
-//! [`crate::text::printable`] as `\uXXXX` — JSON escapes only C0 controls — so the text is the
+//! [`crate::util::text::printable`] as `\uXXXX` — JSON escapes only C0 controls — so the text is the
 //! same once parsed and `cat` cannot hand a C1 control or a bidirectional override to a terminal.
 
 use std::io::Write;
@@ -14,8 +14,8 @@ use serde::Serialize;
 use serde_json::ser::{Formatter, PrettyFormatter};
 
 use super::RunReport;
-use crate::runner::{Failure, Outcome};
-use crate::trace::TickTrace;
+use crate::run::trace::TickTrace;
+use crate::run::{Failure, Outcome};
 
 #[derive(Serialize)]
 struct JsonCase<'a> {
@@ -31,7 +31,7 @@ struct JsonCase<'a> {
     trace: &'a [TickTrace],
     /// The traces of the HPAs reconciled beside the case's own (`alongside`), when it has any.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    alongside: &'a [crate::runner::AlongsideTrace],
+    alongside: &'a [crate::run::AlongsideTrace],
     diagnostics: Option<&'a str>,
 }
 
@@ -88,7 +88,7 @@ pub fn write(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
             skipped,
             bad_input: report.bad_input.len(),
             profile: report.profile,
-            levels: crate::profile::level_counts(&report.results, report.profile)
+            levels: crate::report::levels::level_counts(&report.results, report.profile)
                 .into_iter()
                 .map(|(level, passed, ran)| JsonLevel { level, passed, ran })
                 .collect(),
@@ -114,7 +114,7 @@ pub fn write(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
                     Outcome::Failed(f) => f,
                     _ => &[],
                 },
-                trajectory: crate::runner::trajectory(&r.trace),
+                trajectory: crate::run::trajectory(&r.trace),
                 trace: &r.trace,
                 alongside: &r.alongside,
                 diagnostics: r.diagnostics.as_deref(),
@@ -137,7 +137,7 @@ pub fn write(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     out.flush()
 }
 
-/// Writes `value` as pretty JSON with every character that is not [`crate::text::printable`]
+/// Writes `value` as pretty JSON with every character that is not [`crate::util::text::printable`]
 /// escaped (see the module doc).
 pub fn to_writer(out: &mut impl Write, value: &impl Serialize) -> serde_json::Result<()> {
     let mut ser = serde_json::Serializer::with_formatter(out, Printable(PrettyFormatter::new()));
@@ -168,7 +168,7 @@ impl Formatter for Printable<'_> {
         let mut rest = fragment;
         while let Some((at, c)) = rest
             .char_indices()
-            .find(|&(_, c)| !crate::text::printable(c))
+            .find(|&(_, c)| !crate::util::text::printable(c))
         {
             w.write_all(&rest.as_bytes()[..at])?;
             let mut units = [0u16; 2];

@@ -3,17 +3,17 @@
 //!
 //! The XML is well-formed whatever a case name or an implementation's stderr contains: every
 //! character XML 1.0 does not allow (control characters, U+FFFE, U+FFFF) — and any other a CI
-//! log would act on — is written as the text `\u{…}` ([`xml_safe`], [`crate::text::visible`]).
+//! log would act on — is written as the text `\u{…}` ([`xml_safe`], [`crate::util::text::visible`]).
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::RunReport;
-use crate::runner::{Failure, Outcome};
+use crate::run::{Failure, Outcome};
 
-/// `s` with every character XML 1.0 does not allow written as `\u{…}` ([`crate::text::visible`]:
+/// `s` with every character XML 1.0 does not allow written as `\u{…}` ([`crate::util::text::visible`]:
 /// tabs and newlines stay, the rest that is not printable is escaped).
 pub fn xml_safe(s: &str) -> String {
-    crate::text::visible(s).into_owned()
+    crate::util::text::visible(s).into_owned()
 }
 
 fn failure_line(f: &Failure) -> String {

@@ -8,11 +8,12 @@ pub mod html;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod levels;
 pub mod timeline;
 
 use crate::case::LoadError;
-use crate::runner::{CaseResult, Outcome};
-use crate::trace::TickTrace;
+use crate::run::trace::TickTrace;
+use crate::run::{CaseResult, Outcome};
 
 /// How far either side of the first failing tick a report shows the trace, in virtual seconds.
 pub const AROUND_SECONDS: i64 = 60;
@@ -21,7 +22,7 @@ pub const AROUND_SECONDS: i64 = 60;
 /// whose expectation failed first (none: the case's own), and the rows of that HPA's trace a
 /// report shows for the failure: those within [`AROUND_SECONDS`] of it, else the whole trace.
 pub fn around_first_failure(r: &CaseResult) -> (Option<i64>, Option<&str>, Vec<&TickTrace>) {
-    let failures: &[crate::runner::Failure] = match &r.outcome {
+    let failures: &[crate::run::Failure] = match &r.outcome {
         Outcome::Failed(fs) => fs,
         _ => &[],
     };

@@ -17,8 +17,8 @@ use serde::Serialize;
 use hpa_reference::quantity::parse_milli;
 
 use crate::case::Case;
-use crate::runner::{CaseResult, Outcome};
-use crate::trace::{MetricNumber, TickTrace};
+use crate::run::trace::{MetricNumber, TickTrace};
+use crate::run::{CaseResult, Outcome};
 
 /// Why a timeline could not be drawn.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +72,7 @@ pub struct Timeline {
     pub failing: Vec<(i64, i32)>,
 }
 
-/// A metric's label as the trace writes it (see [`crate::trace::metric_current`]).
+/// A metric's label as the trace writes it (see [`crate::run::trace::metric_current`]).
 fn spec_label(m: &MetricSpec) -> Option<(String, &MetricTarget)> {
     match m.type_.as_str() {
         "Resource" => m.resource.as_ref().map(|r| (r.name.clone(), &r.target)),
@@ -326,7 +326,10 @@ fn draw(tl: &Timeline, out: &mut String) -> DrawResult {
     let root = SVGBackend::with_string(out, (960, 440)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(crate::text::visible_line(&tl.name), ("sans-serif", 18))
+        .caption(
+            crate::util::text::visible_line(&tl.name),
+            ("sans-serif", 18),
+        )
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(48)
@@ -362,7 +365,7 @@ fn draw(tl: &Timeline, out: &mut String) -> DrawResult {
                 ))?
                 .label(format!(
                     "{} vs target {} (right axis)",
-                    crate::text::visible_line(&m.label),
+                    crate::util::text::visible_line(&m.label),
                     m.target
                 ))
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], color));

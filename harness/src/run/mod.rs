@@ -3,6 +3,10 @@
 //! ([`Checker`]) and records the tick's trace — within the caps of [`crate::kept`], so what a case
 //! keeps does not grow with what a target answers. Every expectation is checked, or the case fails.
 
+mod budget;
+pub mod podstate;
+pub mod trace;
+
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
@@ -14,12 +18,13 @@ use serde::Serialize;
 
 use crate::case::Case;
 use crate::case::model::{ExpectAt, ExpectMetric, Expectations};
-use crate::kept::{Budget, MAX_ERROR_BYTES, MAX_FAILURE_TEXT_BYTES, MAX_ITEMS_PER_TICK};
+use crate::kept::{MAX_ERROR_BYTES, MAX_FAILURE_TEXT_BYTES, MAX_ITEMS_PER_TICK};
 use crate::profile::Profile;
-use crate::target::{GateSupport, Target, TickOutcome};
-use crate::text::{list, or_unset};
-use crate::trace::{TickTrace, metric_current, tick_trace};
+use crate::run::trace::{TickTrace, metric_current, tick_trace};
+use crate::targets::{GateSupport, Target, TickOutcome};
+use crate::util::text::{list, or_unset};
 use crate::world::World;
+pub use budget::Budget;
 
 /// One expectation that did not hold.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -217,7 +222,7 @@ pub fn fail(
     expected: impl ToString,
     actual: impl ToString,
 ) -> Failure {
-    let kept = |s: String| crate::text::clip_bytes(&s, MAX_FAILURE_TEXT_BYTES).unwrap_or(s);
+    let kept = |s: String| crate::util::text::clip_bytes(&s, MAX_FAILURE_TEXT_BYTES).unwrap_or(s);
     Failure {
         t,
         check: check.into(),
@@ -526,7 +531,7 @@ pub fn check_state(
                         m.as_deref().unwrap_or_default()
                     ),
                 };
-                let shown = crate::text::clip_bytes(message, MAX_FAILURE_TEXT_BYTES)
+                let shown = crate::util::text::clip_bytes(message, MAX_FAILURE_TEXT_BYTES)
                     .unwrap_or_else(|| message.to_string());
                 out.push(fail(Some(t), "condition", want, format!("{shown:?}")));
             }
@@ -570,7 +575,8 @@ pub fn check_events(x: &ExpectAt, t: i64, have: &[Event], out: &mut Vec<Failure>
                 .take(MAX_ITEMS_PER_TICK)
                 .map(|e| {
                     let text = format!("{} {}: {}", e.type_.as_str(), e.reason, e.message);
-                    crate::text::clip_bytes(&text, crate::kept::MAX_TEXT_BYTES).unwrap_or(text)
+                    crate::util::text::clip_bytes(&text, crate::kept::MAX_TEXT_BYTES)
+                        .unwrap_or(text)
                 })
                 .collect();
             if have.len() > MAX_ITEMS_PER_TICK {
@@ -878,7 +884,7 @@ pub fn run_case_judged(
         let mut trace = tick_trace(t, before, after, pods, &outcome);
         budget.charge(&mut trace);
         if opts.pods {
-            trace.detail.pods = crate::podstate::pod_states(&snapshot);
+            trace.detail.pods = crate::run::podstate::pod_states(&snapshot);
         }
         traces[i].push(trace);
         ControlFlow::Continue(())
@@ -935,7 +941,7 @@ pub fn run_case_judged(
 
 /// An error or diagnostics text, kept to [`MAX_ERROR_BYTES`].
 fn kept_error(text: String) -> String {
-    crate::text::clip_bytes(&text, MAX_ERROR_BYTES).unwrap_or(text)
+    crate::util::text::clip_bytes(&text, MAX_ERROR_BYTES).unwrap_or(text)
 }
 
 /// The name of a case's HPA.
@@ -1006,12 +1012,12 @@ mod tests {
 
     #[test]
     fn a_rejected_manifest_is_checked_on_validation_and_skipped_on_controllers() {
-        use crate::runner::{Outcome, REJECTED_SKIP, RunOptions, run_case};
+        use crate::run::{Outcome, REJECTED_SKIP, RunOptions, run_case};
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../cases/docs/docs-max-replicas-required.yaml");
         let mut case = crate::case::load_case(&path).expect("a corpus case");
         let opts = RunOptions::default();
-        let core = crate::target::CoreTarget;
+        let core = crate::targets::CoreTarget;
         assert!(matches!(
             run_case(&case, &core, &opts).outcome,
             Outcome::Passed
@@ -1030,18 +1036,18 @@ mod tests {
         assert_eq!(f[0].actual, "accepted");
         // A controller never sees it.
         struct Controller;
-        impl crate::target::Target for Controller {
+        impl crate::targets::Target for Controller {
             fn name(&self) -> String {
                 "controller".into()
             }
-            fn gate_support(&self) -> crate::target::GateSupport {
-                crate::target::GateSupport::PerCase
+            fn gate_support(&self) -> crate::targets::GateSupport {
+                crate::targets::GateSupport::PerCase
             }
             fn start(
                 &self,
                 _: &crate::case::Case,
                 _: &hpa_reference::Settings,
-            ) -> Result<Box<dyn crate::target::Session>, crate::target::TargetError> {
+            ) -> Result<Box<dyn crate::targets::Session>, crate::targets::TargetError> {
                 panic!("a rejected HPA must not start a session")
             }
         }

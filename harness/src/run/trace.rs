@@ -9,7 +9,7 @@ use k8s_openapi::api::autoscaling::v2::{MetricStatus, MetricValueStatus};
 use serde::Serialize;
 
 use crate::kept::Truncated;
-use crate::target::TickOutcome;
+use crate::targets::TickOutcome;
 use crate::world::virtual_secs;
 
 /// One tick.
@@ -59,8 +59,8 @@ pub struct TickDetail {
     /// Why, from targets that explain.
     pub explanation: Option<Explanation>,
     /// Each pod as the target saw it before the tick (collected only when a run asks for it,
-    /// [`crate::runner::RunOptions::pods`]).
-    pub pods: Vec<crate::podstate::PodState>,
+    /// [`crate::run::RunOptions::pods`]).
+    pub pods: Vec<crate::run::podstate::PodState>,
 }
 
 impl TickDetail {
@@ -216,7 +216,7 @@ fn why_text(e: &Explanation) -> String {
 }
 
 /// Builds a tick's trace from what the target did, within the per-tick caps of [`crate::kept`]
-/// (the case's budget is [`crate::kept::Budget`]'s to charge).
+/// (the case's budget is [`crate::run::Budget`]'s to charge).
 pub fn tick_trace(
     t: i64,
     replicas_before: i32,

@@ -1,7 +1,7 @@
 //! What each pod looked like at a tick, read back from the objects the target was given (the
 //! world's snapshot): phase, `status.startTime`, the Ready condition and its transition time,
 //! deletion, and every metric sample with its timestamp and window. `explain --pods` prints these
-//! rows under each tick; runs collect them only when asked ([`crate::runner::RunOptions::pods`]).
+//! rows under each tick; runs collect them only when asked ([`crate::run::RunOptions::pods`]).
 
 use std::fmt;
 

@@ -253,7 +253,7 @@ impl Index {
             Some((path, text)) => YamlError {
                 reason: format!(
                     "{path} must be an integer from {lo} to {hi}, not {}",
-                    crate::text::clip(text, 40)
+                    crate::util::text::clip(text, 40)
                 ),
                 pos: e.pos,
             },

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use crate::fuzz::Rng;
+use super::rng::Rng;
 
 /// A quantity string equal to `milli` milli-units, in a randomly chosen form: `"1500m"`, `"1.5"`,
 /// `"1.500"`, `"0001.5"`, `"15e2m"`-like exponents (`"15e-1"`), `"1500000u"`, `"1500000000n"`,
@@ -147,7 +147,7 @@ mod tests {
             .collect();
         let yaml: Vec<String> = files
             .iter()
-            .map(|f| crate::yaml::to_string(f).expect("yaml"))
+            .map(|f| crate::util::yaml::to_string(f).expect("yaml"))
             .collect();
         let any = |needle: &str| yaml.iter().any(|y| y.contains(needle));
         assert!(

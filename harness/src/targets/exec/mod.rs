@@ -31,7 +31,7 @@ use crate::protocol::{
     End, FromImplementation, PROTOCOL_VERSION, ProtocolMemory, ProtocolSettings, Start, TickLine,
     ToImplementation, Unchanged,
 };
-use crate::text::{clip, quote};
+use crate::util::text::{clip, quote};
 use crate::world::Snapshot;
 use pipes::{Line, MAX_LINE_BYTES, STDERR_TAIL_BYTES, StderrTail, Waited, Wire};
 use process::Process;
@@ -338,7 +338,8 @@ impl Live {
             format!("stderr:\n{tail}")
         };
         // `what` may quote the implementation: kept to a bound (the tail is bounded already).
-        let what = crate::text::clip_bytes(&what, crate::kept::MAX_TEXT_BYTES).unwrap_or(what);
+        let what =
+            crate::util::text::clip_bytes(&what, crate::kept::MAX_TEXT_BYTES).unwrap_or(what);
         TargetError::failed(format!("{at}: {what}{status}\n{tail}"))
     }
 
@@ -718,7 +719,7 @@ impl Target for ExecTarget {
             "{} {}",
             hello.implementation.name, hello.implementation.version
         );
-        let who = crate::text::clip_bytes(&who, crate::kept::MAX_NAME_BYTES).unwrap_or(who);
+        let who = crate::util::text::clip_bytes(&who, crate::kept::MAX_NAME_BYTES).unwrap_or(who);
         let mut session = ExecSession {
             live: Some(live),
             case: case.name().to_string(),

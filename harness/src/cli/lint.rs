@@ -1,13 +1,15 @@
-//! `hpa-conformance lint`: everything `run` checks when it loads a case (schema, upstream's HPA
-//! validation, duplicate names), plus that each case's `source` exists — a seed document and a
-//! heading of it, or an upstream test named in the facts file — and that it declares the feature
-//! gates its fields use.
+//! `lint`: case files checked beyond loading: sources that exist, gates declared, targets usable.
+
+use std::io::Write;
+
+use super::shared::*;
+use crate::report::exit;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::case::{Case, LoadError};
-use crate::yaml::{self, Index, Pos};
+use crate::util::yaml::{self, Index, Pos};
 
 /// The documents and upstream tests a case may cite.
 #[derive(Debug, Clone, Default)]
@@ -211,7 +213,7 @@ pub struct Findings {
 
 /// Lints every case under `paths`.
 pub fn lint(paths: &[PathBuf], sources: &Sources) -> Findings {
-    let (cases, mut errors) = crate::cli::load_all(paths);
+    let (cases, mut errors) = crate::case::corpus::load_all(paths);
     let mut warnings = Vec::new();
     for c in &cases {
         errors.extend(check_source(c, sources));
@@ -225,5 +227,76 @@ pub fn lint(paths: &[PathBuf], sources: &Sources) -> Findings {
         cases: cases.len(),
         errors,
         warnings,
+    }
+}
+
+/// The arguments of `hpa-conformance lint`.
+#[derive(Debug, clap::Args)]
+pub struct LintArgs {
+    /// Case files or folders (default: `cases/`).
+    paths: Vec<PathBuf>,
+    /// The seed documents.
+    #[arg(long, default_value = "../shared/seeds")]
+    seeds: PathBuf,
+    /// The upstream unit-test facts: one file, or several (repeat the flag, or separate
+    /// with commas); an `upstream:` source may name an id or test of any of them.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "../shared/reference/upstream-test-facts.yaml"
+    )]
+    facts: Vec<PathBuf>,
+}
+
+/// Runs `hpa-conformance lint`; `Err` is a usage or input problem to print (exit 2).
+pub fn run(args: LintArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, String> {
+    let LintArgs {
+        paths,
+        seeds,
+        facts,
+    } = args;
+    let sources = Sources::load(&seeds, &facts)
+        .map_err(|e| usage(format!("{e} (point --seeds and --facts at shared/)")))?;
+    let paths = if paths.is_empty() {
+        vec![PathBuf::from("cases")]
+    } else {
+        paths
+    };
+    let Findings {
+        cases: count,
+        errors,
+        warnings,
+    } = lint(&paths, &sources);
+    for e in &errors {
+        let _ = writeln!(err, "{e}");
+    }
+    for w in &warnings {
+        let _ = writeln!(
+            err,
+            "{}:{}:{}: warning: {}",
+            w.path.display(),
+            w.pos.line,
+            w.pos.column,
+            w.reason
+        );
+    }
+    let warned = match warnings.len() {
+        0 => String::new(),
+        n => format!(", {n} warnings"),
+    };
+    emit(
+        out,
+        &format!(
+            "lint: {count} case files checked, {} problems{warned}\n",
+            errors.len()
+        ),
+    )?;
+    if !errors.is_empty() {
+        Ok(exit::BAD_INPUT)
+    } else if count == 0 {
+        let _ = writeln!(err, "error: no case file to lint under {}", shown(&paths));
+        Ok(exit::NOTHING_RAN)
+    } else {
+        Ok(exit::PASSED)
     }
 }
