@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-use hpa_reference::conditions::{core_time, kube_time};
+use hpa_reference::time::{core_time, kube_time};
 
 use crate::world::Snapshot;
 

@@ -14,13 +14,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use hpa_reference::conditions::kube_time;
 use hpa_reference::metrics_api::{
     ContainerMetrics, ListAnswer, MetricsApis, ObjectAnswer, PodMetrics, PodValue, RequestFor,
     SampleValue, generic_response_message,
 };
 use hpa_reference::quantity::{format_milli_decimal, milli_value};
 use hpa_reference::selector::Requirement;
+use hpa_reference::time::kube_time;
 use hpa_reference::{ContainerRequests, Time};
 use k8s_openapi::api::autoscaling::v1::{Scale, ScaleSpec, ScaleStatus};
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};

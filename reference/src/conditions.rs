@@ -3,10 +3,9 @@
 //! condition types, reasons and messages.
 
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerCondition;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as KubeTime;
 
-use crate::reuse::{self, Pooled, Text};
-use crate::time::Time;
+use crate::recycle::{self, Pooled, Text};
+use crate::time::{Time, kube_time};
 
 /// `AbleToScale`.
 pub const ABLE_TO_SCALE: &str = "AbleToScale";
@@ -17,21 +16,8 @@ pub const SCALING_LIMITED: &str = "ScalingLimited";
 /// `ScaledToZero`.
 pub const SCALED_TO_ZERO: &str = "ScaledToZero";
 
-/// Converts a core instant to a Kubernetes timestamp.
-pub fn kube_time(t: Time) -> KubeTime {
-    KubeTime(
-        k8s_openapi::jiff::Timestamp::from_microsecond(t.as_micros())
-            .unwrap_or(k8s_openapi::jiff::Timestamp::MIN),
-    )
-}
-
-/// Converts a Kubernetes timestamp to a core instant.
-pub fn core_time(t: &KubeTime) -> Time {
-    Time::from_micros(t.0.as_microsecond())
-}
-
 /// Sets a condition the way upstream does. The message is a `&str`, a `String` or
-/// `format_args!(…)`; the condition's strings are reused ([`reuse`]).
+/// `format_args!(…)`; the condition's strings are reused ([`recycle`]).
 pub fn set_condition(
     list: &mut Vec<HorizontalPodAutoscalerCondition>,
     type_: &str,
@@ -45,8 +31,8 @@ pub fn set_condition(
         Some(i) => i,
         None => {
             list.push(HorizontalPodAutoscalerCondition {
-                type_: reuse::text(type_),
-                status: reuse::string(),
+                type_: recycle::text(type_),
+                status: recycle::string(),
                 ..HorizontalPodAutoscalerCondition::default()
             });
             list.len() - 1
@@ -57,20 +43,20 @@ pub fn set_condition(
         cond.last_transition_time = Some(kube_time(now));
     }
     status.assign_to(&mut cond.status);
-    reuse::assign(&mut cond.reason, reason);
-    reuse::assign(&mut cond.message, message);
+    recycle::assign(&mut cond.reason, reason);
+    recycle::assign(&mut cond.message, message);
 }
 
 /// A copy of `conditions` in reused buffers.
 pub fn copy_conditions(
     conditions: &[HorizontalPodAutoscalerCondition],
 ) -> Vec<HorizontalPodAutoscalerCondition> {
-    let mut list = reuse::list();
+    let mut list = recycle::list();
     list.extend(conditions.iter().map(|c| HorizontalPodAutoscalerCondition {
-        type_: reuse::text(&c.type_),
-        status: reuse::text(&c.status),
-        reason: c.reason.as_deref().map(reuse::text),
-        message: c.message.as_deref().map(reuse::text),
+        type_: recycle::text(&c.type_),
+        status: recycle::text(&c.status),
+        reason: c.reason.as_deref().map(recycle::text),
+        message: c.message.as_deref().map(recycle::text),
         last_transition_time: c.last_transition_time.clone(),
     }));
     list

@@ -12,63 +12,22 @@ use k8s_openapi::api::autoscaling::v2::{
     HorizontalPodAutoscalerStatus, MetricStatus,
 };
 
-use crate::calculator::{CalcContext, PodOrder, Reasoning, Tolerances, sorted_index};
+use crate::calculator::{CalcContext, PodOrder, Tolerances, sorted_index};
 use crate::conditions::{
     ABLE_TO_SCALE, SCALED_TO_ZERO, SCALING_ACTIVE, SCALING_LIMITED, copy_conditions, is_true,
-    kube_time, remove_condition, set_condition,
+    remove_condition, set_condition,
 };
 use crate::memory::Memory;
 use crate::metric::compute_metric;
 use crate::normalize::{self, record_scale_event};
+use crate::outcome::{ErrorOrigin, Event, EventType, Explanation, MetricExplanation, Path};
 use crate::quantity;
-use crate::reuse::{self, Text};
+use crate::recycle::{self, Text};
 use crate::selector;
 use crate::settings::Settings;
 use crate::time::Time;
+use crate::time::kube_time;
 use crate::view::Observation;
-
-/// Kind of a Kubernetes event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EventType {
-    /// `Normal`.
-    Normal,
-    /// `Warning`.
-    Warning,
-}
-
-impl EventType {
-    /// The Kubernetes spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventType::Normal => "Normal",
-            EventType::Warning => "Warning",
-        }
-    }
-}
-
-/// An event the controller records on the HPA.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Event {
-    /// Normal or Warning.
-    pub type_: EventType,
-    /// E.g. `SuccessfulRescale`.
-    pub reason: String,
-    /// E.g. `New size: 4; reason: cpu resource utilization (percentage of request) above target`.
-    pub message: String,
-}
-
-/// Where an error of the reconcile comes from, as upstream tells errors apart in its
-/// `error` metric label: the HPA's spec (the errors upstream wraps with its `errSpec` marker) or
-/// anything else (an API, a metrics API, the selector, a write).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorOrigin {
-    /// The spec is at fault: a metric of a source type upstream does not know. (An unparsable
-    /// `scaleTargetRef.apiVersion` is one too, but the scale's error reaches the core as text: the
-    /// caller that parsed it says so.)
-    Spec,
-    /// Anything else.
-    Internal,
-}
 
 /// Called around each metric's computation so the caller can time it (upstream's
 /// `metric_computation_duration_seconds`): the core itself reads no clock.
@@ -86,55 +45,6 @@ pub struct NoHook;
 impl MetricHook for NoHook {
     fn before(&mut self, _: usize) {}
     fn after(&mut self, _: usize) {}
-}
-
-/// Which branch of the reconcile ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Path {
-    /// Getting the target's scale failed.
-    ScaleUnavailable,
-    /// The target has zero replicas: autoscaling is off.
-    ScalingDisabled,
-    /// More replicas than `maxReplicas`: clamp without metrics.
-    AboveMax,
-    /// Fewer replicas than `minReplicas`: clamp without metrics.
-    BelowMin,
-    /// The selector or the metrics failed: no scaling.
-    MetricsFailed,
-    /// Metrics gave a desired count that was normalized.
-    Computed,
-}
-
-/// One metric's part in the decision.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MetricExplanation {
-    /// The metric's name in messages, when it produced a proposal.
-    pub name: Option<String>,
-    /// Its proposal.
-    pub proposal: Option<i32>,
-    /// Its error, when it failed.
-    pub error: Option<String>,
-    /// Where that error comes from.
-    pub error_origin: Option<ErrorOrigin>,
-    /// How the proposal was reached.
-    pub reasoning: Option<Reasoning>,
-}
-
-/// Why the decision came out as it did: intermediate values upstream never writes anywhere.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Explanation {
-    /// The branch taken.
-    pub path: Path,
-    /// Per metric of the spec, in order (empty when metrics were not computed).
-    pub metrics: Vec<MetricExplanation>,
-    /// The maximum over the metrics' proposals.
-    pub metric_desired: Option<i32>,
-    /// After stabilization.
-    pub stabilized: Option<i32>,
-    /// After rate limits and min/max.
-    pub limited: Option<i32>,
-    /// The rescale reason.
-    pub rescale_reason: Option<String>,
 }
 
 /// A scale write the controller wants to make.
@@ -257,7 +167,7 @@ pub fn decide_with(
     };
     let mut conditions: Vec<HorizontalPodAutoscalerCondition> =
         copy_conditions(original.conditions.as_deref().unwrap_or_default());
-    let mut events: Vec<Event> = reuse::list();
+    let mut events: Vec<Event> = recycle::list();
     let behavior = spec.behavior.as_ref();
     let metrics_spec: &[k8s_openapi::api::autoscaling::v2::MetricSpec] =
         spec.metrics.as_deref().unwrap_or_default();
@@ -273,7 +183,7 @@ pub fn decide_with(
         rescale: None,
         explanation: Explanation {
             path: Path::ScaleUnavailable,
-            metrics: reuse::list(),
+            metrics: recycle::list(),
             metric_desired: None,
             stabilized: None,
             limited: None,
@@ -299,7 +209,7 @@ pub fn decide_with(
     };
 
     let namespace = hpa_namespace(obs);
-    plan.reference = reuse::format(format_args!(
+    plan.reference = recycle::format(format_args!(
         "{}/{}/{}",
         spec.scale_target_ref.kind, namespace, spec.scale_target_ref.name
     ));
@@ -354,7 +264,7 @@ pub fn decide_with(
     let compute_for_zero = (min_replicas != 0 && scaled_to_zero_condition) || can_scale_from_zero;
 
     let mut desired = 0;
-    let mut rescale_reason = reuse::string();
+    let mut rescale_reason = recycle::string();
     let mut rescale = true;
     let mut metric_statuses: Option<Vec<MetricStatus>> = None;
 
@@ -476,7 +386,7 @@ pub fn decide_with(
                 pod_level_resources: gates.pod_level_resources,
                 pod_order,
             };
-            let mut statuses: Vec<MetricStatus> = reuse::list();
+            let mut statuses: Vec<MetricStatus> = recycle::list();
             statuses.resize_with(metrics_spec.len(), MetricStatus::default);
             let mut invalid = 0usize;
             let mut first_error: Option<(String, &'static str, String, ErrorOrigin)> = None;
@@ -655,7 +565,7 @@ pub fn decide_with(
         rescale = desired != current;
     }
     plan.explanation.rescale_reason =
-        (!rescale_reason.is_empty()).then(|| reuse::text(&rescale_reason));
+        (!rescale_reason.is_empty()).then(|| recycle::text(&rescale_reason));
     plan.desired_replicas = desired;
     plan.metric_statuses = metric_statuses;
     plan.status.conditions = Some(conditions);
@@ -666,7 +576,7 @@ pub fn decide_with(
             reason: rescale_reason,
         });
     } else {
-        reuse::give(rescale_reason);
+        recycle::give(rescale_reason);
     }
     plan
 }
@@ -674,11 +584,11 @@ pub fn decide_with(
 /// Whether the scale's selector parses (the pods were selected by the caller); the last valid
 /// selector is remembered, so a steady selector is parsed once.
 fn selector_valid(sel: &str) -> Result<(), String> {
-    if reuse::known_valid_selector(sel) {
+    if selector::known_valid(sel) {
         return Ok(());
     }
     selector::parse(sel)?;
-    reuse::remember_valid_selector(sel);
+    selector::remember_valid(sel);
     Ok(())
 }
 
@@ -691,7 +601,7 @@ fn metric_name_at(explanation: &Explanation, at: Option<usize>) -> &str {
 
 impl Decision {
     /// Gives the decision's strings and lists back for the next decisions on this thread
-    /// ([`reuse`]): call it once the decision has been read, and a steady stream of decisions
+    /// ([`recycle`]): call it once the decision has been read, and a steady stream of decisions
     /// allocates nothing. Dropping a decision instead is always correct.
     pub fn recycle(self) {
         let Decision {
@@ -702,15 +612,15 @@ impl Decision {
             ..
         } = self;
         if let Some(c) = status.conditions {
-            reuse::give_list(c);
+            recycle::give_list(c);
         }
         if let Some(m) = status.current_metrics {
-            reuse::give_list(m);
+            recycle::give_list(m);
         }
-        reuse::give_list(events);
-        reuse::give_opt(error);
-        reuse::give_list(explanation.metrics);
-        reuse::give_opt(explanation.rescale_reason);
+        recycle::give_list(events);
+        recycle::give_opt(error);
+        recycle::give_list(explanation.metrics);
+        recycle::give_opt(explanation.rescale_reason);
     }
 
     /// Whether the reconcile ended early with its error (a failed scale read, metrics computation
@@ -777,7 +687,7 @@ impl Plan {
     pub fn finish(mut self, write: Result<(), String>, memory: &mut Memory) -> Decision {
         let reference = std::mem::take(&mut self.reference);
         let decision = self.complete(write, memory, &reference);
-        reuse::give(reference);
+        recycle::give(reference);
         decision
     }
 
@@ -886,8 +796,8 @@ impl Plan {
                 );
                 events.push(Event {
                     type_: EventType::Normal,
-                    reason: reuse::text("SuccessfulRescale"),
-                    message: reuse::format(format_args!(
+                    reason: recycle::text("SuccessfulRescale"),
+                    message: recycle::format(format_args!(
                         "New size: {}; reason: {}",
                         r.replicas, r.reason
                     )),
@@ -895,7 +805,7 @@ impl Plan {
                 if let Some(periods) = scale_event_periods {
                     record_scale_event(periods, memory, current, r.replicas, now);
                 }
-                reuse::give(r.reason);
+                recycle::give(r.reason);
                 if scale_to_zero {
                     if current > 0 && r.replicas == 0 && min_replicas == 0 && has_object_or_external
                     {

@@ -4,7 +4,7 @@
 //! (Kubernetes 1.36). [`decide()`] takes an [`Observation`] (the HPA, the target's scale, its pods and
 //! the metrics APIs' answers at an instant), the controller [`Settings`] and the HPA's [`Memory`],
 //! and returns a [`Plan`]; [`Plan::finish`] completes it once the scale write's outcome is known.
-//! [`Decision::recycle`] hands a read decision's buffers back ([`reuse`]), so a steady stream of
+//! [`Decision::recycle`] hands a read decision's buffers back ([`recycle`]), so a steady stream of
 //! decisions allocates nothing.
 //!
 //! Layout follows upstream's split: per-metric arithmetic in [`calculator`] (replica_calculator),
@@ -18,23 +18,23 @@ pub mod controller;
 pub mod decide;
 pub mod defaults;
 pub mod gomath;
+pub mod gotext;
 pub mod memory;
 pub mod metric;
 pub mod metrics_api;
 pub mod normalize;
+pub mod outcome;
 pub mod quantity;
-pub mod reuse;
+pub mod recycle;
 pub mod selector;
 pub mod settings;
 pub mod time;
 pub mod validation;
 pub mod view;
 
-pub use decide::{
-    Decision, ErrorOrigin, Event, EventType, Explanation, MetricExplanation, MetricHook, NoHook,
-    Path, Plan, Rescale, decide, decide_with,
-};
+pub use decide::{Decision, MetricHook, NoHook, Plan, Rescale, decide, decide_with};
 pub use memory::{Memory, Recommendation, ScaleEvent};
+pub use outcome::{ErrorOrigin, Event, EventType, Explanation, MetricExplanation, Path};
 pub use settings::{FeatureGates, Settings};
 pub use time::Time;
 pub use view::{

@@ -12,9 +12,9 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use crate::calculator::{self, CalcContext, Reasoning};
-use crate::decide::ErrorOrigin;
+use crate::outcome::ErrorOrigin;
 use crate::quantity;
-use crate::reuse;
+use crate::recycle;
 use crate::time::Time;
 use crate::view::{MetricReading, MetricValues};
 
@@ -58,7 +58,7 @@ fn fail(reason: &'static str, message: String, wrap: impl FnOnce(&str) -> String
 
 /// Formats a milli-value as a Quantity (DecimalSI; BinarySI for memory, like upstream).
 pub fn quantity_of(milli: i64, resource: Option<&str>) -> Quantity {
-    reuse::quantity(|s| {
+    recycle::quantity(|s| {
         if resource == Some("memory") {
             quantity::write_milli_binary(s, milli);
         } else {
@@ -126,9 +126,9 @@ pub fn compute_metric(
             resource_generic(ctx, &src.target, &src.name, None, reading, spec_replicas)
                 .map(|(outcome, current)| MetricOutcome {
                     status: MetricStatus {
-                        type_: reuse::text("Resource"),
+                        type_: recycle::text("Resource"),
                         resource: Some(ResourceMetricStatus {
-                            name: reuse::text(&src.name),
+                            name: recycle::text(&src.name),
                             current,
                         }),
                         ..MetricStatus::default()
@@ -155,10 +155,10 @@ pub fn compute_metric(
             )
             .map(|(outcome, current)| MetricOutcome {
                 status: MetricStatus {
-                    type_: reuse::text("ContainerResource"),
+                    type_: recycle::text("ContainerResource"),
                     container_resource: Some(ContainerResourceMetricStatus {
-                        name: reuse::text(&src.name),
-                        container: reuse::text(&src.container),
+                        name: recycle::text(&src.name),
+                        container: recycle::text(&src.container),
                         current,
                     }),
                     ..MetricStatus::default()
@@ -203,10 +203,10 @@ pub fn compute_metric(
                     .map_err(|e| fail("FailedGetPodsMetric", e, wrap))?;
             Ok(MetricOutcome {
                 replicas: p.replicas,
-                name: reuse::format(format_args!("pods metric {name}")),
+                name: recycle::format(format_args!("pods metric {name}")),
                 timestamp: p.timestamp,
                 status: MetricStatus {
-                    type_: reuse::text("Pods"),
+                    type_: recycle::text("Pods"),
                     pods: Some(PodsMetricStatus {
                         metric: metric_id(&src.metric),
                         current: MetricValueStatus {
@@ -263,7 +263,7 @@ pub fn compute_metric(
                     .map_err(|e| fail("FailedGetObjectMetric", e, wrap))?;
                 Ok(MetricOutcome {
                     replicas: p.replicas,
-                    name: reuse::format(format_args!("{} metric {}", obj.kind, name)),
+                    name: recycle::format(format_args!("{} metric {}", obj.kind, name)),
                     timestamp: p.timestamp,
                     status: object_status(
                         src,
@@ -427,7 +427,7 @@ fn unknown_source(spec: &MetricSpec) -> MetricFailure {
 
 fn metric_id(m: &MetricIdentifier) -> MetricIdentifier {
     MetricIdentifier {
-        name: reuse::text(&m.name),
+        name: recycle::text(&m.name),
         selector: m.selector.clone(),
     }
 }
@@ -437,12 +437,16 @@ fn object_status(
     current: MetricValueStatus,
 ) -> MetricStatus {
     MetricStatus {
-        type_: reuse::text("Object"),
+        type_: recycle::text("Object"),
         object: Some(ObjectMetricStatus {
             described_object: CrossVersionObjectReference {
-                api_version: src.described_object.api_version.as_deref().map(reuse::text),
-                kind: reuse::text(&src.described_object.kind),
-                name: reuse::text(&src.described_object.name),
+                api_version: src
+                    .described_object
+                    .api_version
+                    .as_deref()
+                    .map(recycle::text),
+                kind: recycle::text(&src.described_object.kind),
+                name: recycle::text(&src.described_object.name),
             },
             metric: metric_id(&src.metric),
             current,
@@ -456,7 +460,7 @@ fn external_status(
     current: MetricValueStatus,
 ) -> MetricStatus {
     MetricStatus {
-        type_: reuse::text("External"),
+        type_: recycle::text("External"),
         external: Some(ExternalMetricStatus {
             metric: metric_id(&src.metric),
             current,
@@ -499,7 +503,7 @@ fn resource_generic(
         return Ok((
             MetricOutcome {
                 replicas: p.replicas,
-                name: reuse::format(format_args!("{resource} resource")),
+                name: recycle::format(format_args!("{resource} resource")),
                 timestamp: p.timestamp,
                 status: MetricStatus::default(),
                 reasoning: p.reasoning,
@@ -522,11 +526,11 @@ fn resource_generic(
     )
     .map_err(|e| format!("failed to get {resource} utilization: {e}"))?;
     let name = if container.is_some() {
-        reuse::format(format_args!(
+        recycle::format(format_args!(
             "{resource} container resource utilization (percentage of request)"
         ))
     } else {
-        reuse::format(format_args!(
+        recycle::format(format_args!(
             "{resource} resource utilization (percentage of request)"
         ))
     };

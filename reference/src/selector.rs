@@ -221,7 +221,7 @@ fn label_value_problems(v: &str) -> Vec<String> {
 fn invalid(path: &str, value: &str, problems: &[String]) -> String {
     format!(
         "{path}: Invalid value: {}: {}",
-        crate::metrics_api::go_quote(value),
+        crate::gotext::go_quote(value),
         problems.join("; ")
     )
 }
@@ -459,6 +459,28 @@ impl Selector {
     }
 }
 
+thread_local! {
+    /// The last selector known to parse: `decide` only checks that the scale's selector is valid,
+    /// and a valid string stays valid.
+    static VALID_SELECTOR: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Whether `selector` is the last selector [`remember_valid`] was told parses.
+pub(crate) fn known_valid(selector: &str) -> bool {
+    VALID_SELECTOR.with_borrow(|v| v.as_deref() == Some(selector))
+}
+
+/// Remembers that `selector` parses.
+pub(crate) fn remember_valid(selector: &str) {
+    VALID_SELECTOR.with_borrow_mut(|v| match v {
+        Some(s) => {
+            s.clear();
+            s.push_str(selector);
+        }
+        None => *v = Some(selector.to_string()),
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -666,5 +688,14 @@ mod tests {
         assert!(parse("app=web,").is_err());
         assert!(parse("-bad=1").is_err());
         assert!(parse("tier in a,b").is_err());
+    }
+
+    #[test]
+    fn only_the_remembered_selector_is_known_valid() {
+        remember_valid("app=web");
+        assert!(known_valid("app=web"));
+        assert!(!known_valid("app=db"));
+        remember_valid("app=db");
+        assert!(!known_valid("app=web"));
     }
 }

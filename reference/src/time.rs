@@ -6,6 +6,8 @@
 
 use std::time::Duration;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as KubeTime;
+
 /// An instant, in microseconds since 1970-01-01T00:00:00Z.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Time(i64);
@@ -70,6 +72,19 @@ fn duration_micros(d: Duration) -> i64 {
         .and_then(|s| s.checked_mul(MICROS_PER_SEC))
         .and_then(|m| m.checked_add(i64::from(d.subsec_micros())))
         .unwrap_or(i64::MAX)
+}
+
+/// Converts a core instant to a Kubernetes timestamp.
+pub fn kube_time(t: Time) -> KubeTime {
+    KubeTime(
+        k8s_openapi::jiff::Timestamp::from_microsecond(t.as_micros())
+            .unwrap_or(k8s_openapi::jiff::Timestamp::MIN),
+    )
+}
+
+/// Converts a Kubernetes timestamp to a core instant.
+pub fn core_time(t: &KubeTime) -> Time {
+    Time::from_micros(t.0.as_microsecond())
 }
 
 #[cfg(test)]

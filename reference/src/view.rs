@@ -332,10 +332,7 @@ impl PodView {
                     "False" => ConditionStatus::False,
                     _ => ConditionStatus::Unknown,
                 },
-                last_transition: c
-                    .last_transition_time
-                    .as_ref()
-                    .map(crate::conditions::core_time),
+                last_transition: c.last_transition_time.as_ref().map(crate::time::core_time),
             });
         let spec = pod.spec.as_ref();
         let container = |c: &k8s_openapi::api::core::v1::Container| ContainerRequests {
@@ -348,7 +345,7 @@ impl PodView {
             ready,
             start_time: status
                 .and_then(|s| s.start_time.as_ref())
-                .map(crate::conditions::core_time),
+                .map(crate::time::core_time),
             deleted: pod.metadata.deletion_timestamp.is_some(),
             containers: spec
                 .map(|s| s.containers.iter().map(container).collect())

@@ -12,7 +12,7 @@
 //! must have been recorded in that window.
 
 use hpa_reference::Event;
-use hpa_reference::conditions::core_time;
+use hpa_reference::time::core_time;
 
 use super::lane::{Observed, Sample};
 use crate::case::Case;

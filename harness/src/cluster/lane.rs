@@ -8,8 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use hpa_metrics_stub::control::{Api as StubApi, ControlDocument, FaultMode, Faults};
-use hpa_reference::conditions::{core_time, kube_time};
-use hpa_reference::metrics_api::{MetricsApis, parse_go_duration};
+use hpa_reference::gotext::parse_go_duration;
+use hpa_reference::metrics_api::MetricsApis;
+use hpa_reference::time::{core_time, kube_time};
 use hpa_reference::{Event, EventType, Time};
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
 use k8s_openapi::api::core::v1::{Event as KubeEvent, Pod};

@@ -114,7 +114,7 @@ pub fn check_controller(
     for (name, wanted, default) in checks {
         let have = match flag(name) {
             None => default,
-            Some(v) => hpa_reference::metrics_api::parse_go_duration(v)
+            Some(v) => hpa_reference::gotext::parse_go_duration(v)
                 .ok_or_else(|| format!("{who}'s --{name}={v} is not a duration"))?,
         };
         if have != wanted {

@@ -463,7 +463,7 @@ pub fn check_state(
         let actual = s
             .last_scale_time
             .as_ref()
-            .map(|ts| crate::world::virtual_secs(hpa_reference::conditions::core_time(ts)))
+            .map(|ts| crate::world::virtual_secs(hpa_reference::time::core_time(ts)))
             .unwrap_or(-1);
         if actual != l {
             out.push(fail(

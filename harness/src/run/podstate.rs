@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use hpa_reference::conditions::core_time;
+use hpa_reference::time::core_time;
 
 use crate::world::{Snapshot, virtual_secs};
 

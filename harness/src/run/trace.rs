@@ -262,7 +262,7 @@ pub fn tick_trace(
         last_scale_time: s
             .last_scale_time
             .as_ref()
-            .map(|ts| virtual_secs(hpa_reference::conditions::core_time(ts))),
+            .map(|ts| virtual_secs(hpa_reference::time::core_time(ts))),
         metrics: metrics.iter().map(|m| cut.text(metric_text(m))).collect(),
         conditions: detail
             .conditions

@@ -25,8 +25,8 @@ use k8s_openapi::api::core::v1::Event as KubeEvent;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time as KubeTime};
 use serde_json::{Value, json};
 
-use crate::conditions::kube_time;
 use crate::time::Time;
+use crate::time::kube_time;
 
 /// The correlator's limits; the defaults are client-go's.
 #[derive(Debug, Clone, PartialEq)]

@@ -22,9 +22,9 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 
 use super::api::message;
 use super::correlator::{Correlated, Correlator, CorrelatorOptions};
-use crate::conditions::kube_time;
-use crate::decide::Event;
+use crate::outcome::Event;
 use crate::time::Time;
+use crate::time::kube_time;
 
 /// Records the HPA controller's events.
 #[derive(Debug)]

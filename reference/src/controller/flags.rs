@@ -26,7 +26,7 @@ pub enum FlagsError {
 
 /// Parses a Go-style duration (`15s`, `5m0s`, `1m30s`).
 fn duration(s: &str) -> Result<Duration, String> {
-    crate::metrics_api::parse_go_duration(s)
+    crate::gotext::parse_go_duration(s)
         .ok_or_else(|| format!("invalid duration {s:?} (e.g. 15s, 5m0s)"))
 }
 

@@ -132,7 +132,7 @@ pub struct Elector {
 }
 
 fn micro(t: Time) -> MicroTime {
-    MicroTime(crate::conditions::kube_time(t).0)
+    MicroTime(crate::time::kube_time(t).0)
 }
 
 fn core(t: &MicroTime) -> Time {
@@ -259,7 +259,7 @@ mod tests {
     use super::*;
 
     fn d(s: &str) -> Duration {
-        crate::metrics_api::parse_go_duration(s).expect(s)
+        crate::gotext::parse_go_duration(s).expect(s)
     }
 
     /// `(lease, renew, retry)` and the message, or `None` where client-go and the Lease accept them.

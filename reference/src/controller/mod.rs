@@ -27,9 +27,10 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::Client;
 use kube::runtime::controller::Action;
 
-use crate::decide::{Decision, ErrorOrigin, decide_with};
+use crate::decide::{Decision, decide_with};
 use crate::memory::Memory;
 use crate::metrics_api::readings;
+use crate::outcome::ErrorOrigin;
 use crate::settings::Settings;
 use crate::view::{Observation, PodView, ScaleView};
 
@@ -246,7 +247,7 @@ pub async fn reconcile_once(
         decision.status_write_failed(&key, &e);
     }
     // The scale's error reaches the core as text: an unparsable apiVersion is the spec's fault.
-    if decision.explanation.path == crate::decide::Path::ScaleUnavailable
+    if decision.explanation.path == crate::outcome::Path::ScaleUnavailable
         && api::gvk_of(target).is_err()
     {
         decision.error_origin = Some(ErrorOrigin::Spec);

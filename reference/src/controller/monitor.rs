@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use prometheus_client::encoding::{EncodeLabelValue, LabelValueEncoder};
 
-use crate::decide::{Decision, ErrorOrigin, MetricExplanation, MetricHook};
+use crate::decide::{Decision, MetricHook};
+use crate::outcome::{ErrorOrigin, MetricExplanation};
 
 /// The `action` label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 use super::*;
-use crate::decide::EventType;
+use crate::outcome::EventType;
 
 const T0: Time = Time::from_secs(1_700_000_000);
 

@@ -6,9 +6,6 @@
 //! back. A caller that never recycles gets ordinary allocations. What a decision computes never
 //! depends on these lists, only where its bytes live; the lists are bounded, so recycling more
 //! than is taken cannot grow memory without limit.
-//!
-//! The one memo here is the last selector known to parse: `decide` only checks that the scale's
-//! selector is valid, and a valid string stays valid.
 
 use std::cell::RefCell;
 use std::fmt::{self, Write};
@@ -18,7 +15,7 @@ use k8s_openapi::api::autoscaling::v2::{
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use crate::decide::{Event, MetricExplanation};
+use crate::outcome::{Event, MetricExplanation};
 
 /// Strings kept per thread at most.
 const MAX_STRINGS: usize = 1024;
@@ -30,7 +27,6 @@ const STRING_CAPACITY: usize = 160;
 
 thread_local! {
     static STRINGS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
-    static VALID_SELECTOR: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// An empty string, reused when one is free.
@@ -220,19 +216,6 @@ pub(crate) fn quantity(write: impl FnOnce(&mut String)) -> Quantity {
     Quantity(s)
 }
 
-/// Whether `selector` is the last selector [`remember_valid_selector`] was told parses.
-pub(crate) fn known_valid_selector(selector: &str) -> bool {
-    VALID_SELECTOR.with_borrow(|v| v.as_deref() == Some(selector))
-}
-
-/// Remembers that `selector` parses.
-pub(crate) fn remember_valid_selector(selector: &str) {
-    VALID_SELECTOR.with_borrow_mut(|v| match v {
-        Some(s) => selector.assign_to(s),
-        None => *v = Some(selector.to_string()),
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,7 +250,7 @@ mod tests {
     fn a_given_list_comes_back_empty_and_its_strings_are_freed() {
         let mut v: Vec<Event> = list();
         v.push(Event {
-            type_: crate::decide::EventType::Normal,
+            type_: crate::outcome::EventType::Normal,
             reason: text("R"),
             message: text("M"),
         });
@@ -275,14 +258,5 @@ mod tests {
         let w: Vec<Event> = list();
         assert!(w.is_empty());
         assert!(w.capacity() > 0);
-    }
-
-    #[test]
-    fn only_the_remembered_selector_is_known_valid() {
-        remember_valid_selector("app=web");
-        assert!(known_valid_selector("app=web"));
-        assert!(!known_valid_selector("app=db"));
-        remember_valid_selector("app=db");
-        assert!(!known_valid_selector("app=web"));
     }
 }
