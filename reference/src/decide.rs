@@ -27,7 +27,7 @@ use crate::selector;
 use crate::settings::Settings;
 use crate::time::Time;
 use crate::time::kube_time;
-use crate::view::Observation;
+use crate::view::{Observation, ScaleView};
 
 /// Called around each metric's computation so the caller can time it (upstream's
 /// `metric_computation_duration_seconds`): the core itself reads no clock.
@@ -298,191 +298,22 @@ pub fn decide_with(
         plan.explanation.path = Path::Computed;
     }
     if plan.explanation.path == Path::Computed {
-        // Selector.
-        let selector_error = match scale.selector.as_deref().filter(|s| !s.is_empty()) {
-            None => {
-                events.push(Event {
-                    type_: EventType::Warning,
-                    reason: "SelectorRequired".into(),
-                    message: "selector is required".into(),
-                });
-                set_condition(
-                    &mut conditions,
-                    SCALING_ACTIVE,
-                    false,
-                    "InvalidSelector",
-                    "the HPA target's scale is missing a selector",
-                    now,
-                );
-                Some("selector is required".to_string())
-            }
-            Some(sel) => match selector_valid(sel) {
-                Err(e) => {
-                    let msg = format!(
-                        "couldn't convert selector into a corresponding internal selector object: {e}"
-                    );
-                    events.push(Event {
-                        type_: EventType::Warning,
-                        reason: "InvalidSelector".into(),
-                        message: msg.clone(),
-                    });
-                    set_condition(
-                        &mut conditions,
-                        SCALING_ACTIVE,
-                        false,
-                        "InvalidSelector",
-                        msg.clone(),
-                        now,
-                    );
-                    Some(msg)
-                }
-                Ok(_) if obs.hpas_selecting_pods.len() > 1 => {
-                    let msg = format!(
-                        "pods by selector {sel} are controlled by multiple HPAs: [{}]",
-                        obs.hpas_selecting_pods.join(" ")
-                    );
-                    events.push(Event {
-                        type_: EventType::Warning,
-                        reason: "AmbiguousSelector".into(),
-                        message: msg.clone(),
-                    });
-                    set_condition(
-                        &mut conditions,
-                        SCALING_ACTIVE,
-                        false,
-                        "AmbiguousSelector",
-                        msg.clone(),
-                        now,
-                    );
-                    Some(msg)
-                }
-                Ok(_) => None,
-            },
-        };
-
-        let mut failure: Option<(String, ErrorOrigin)> =
-            selector_error.map(|e| (e, ErrorOrigin::Internal));
-        // The metric that gave the highest proposal: its index in the explanation's metrics.
-        let mut named_metric: Option<usize> = None;
-        let mut metric_desired = 0;
-        if failure.is_none() {
-            let tolerances = tolerances_for(behavior, settings);
-            // The pods by name, shared by all metrics: as listed when sorted (the usual case).
-            let pod_index;
-            let pod_order = match PodOrder::of(obs.pods) {
-                Some(order) => order,
-                None => {
-                    pod_index = sorted_index(obs.pods);
-                    PodOrder::Indexed(&pod_index)
-                }
-            };
-            let ctx = CalcContext {
-                now,
-                namespace,
-                pods: obs.pods,
-                tolerances,
-                cpu_initialization_period: settings.cpu_initialization_period,
-                initial_readiness_delay: settings.initial_readiness_delay,
-                pod_level_resources: gates.pod_level_resources,
-                pod_order,
-            };
-            let mut statuses: Vec<MetricStatus> = recycle::list();
-            statuses.resize_with(metrics_spec.len(), MetricStatus::default);
-            let mut invalid = 0usize;
-            let mut first_error: Option<(String, &'static str, String, ErrorOrigin)> = None;
-            let mut replicas = 0i32;
-            for (i, m) in metrics_spec.iter().enumerate() {
-                let missing_reading: crate::view::MetricReading;
-                let reading = match obs.metrics.get(i) {
-                    Some(r) => r,
-                    None => {
-                        missing_reading = Err("no reading was provided for this metric".into());
-                        &missing_reading
-                    }
-                };
-                hook.before(i);
-                let computed =
-                    compute_metric(&ctx, m, reading, scale.spec_replicas, scale.status_replicas);
-                hook.after(i);
-                match computed {
-                    Ok(outcome) => {
-                        if replicas == 0 || outcome.replicas > replicas {
-                            replicas = outcome.replicas;
-                            named_metric = Some(plan.explanation.metrics.len());
-                        }
-                        statuses[i] = outcome.status;
-                        plan.explanation.metrics.push(MetricExplanation {
-                            name: Some(outcome.name),
-                            proposal: Some(outcome.replicas),
-                            error: None,
-                            error_origin: None,
-                            reasoning: Some(outcome.reasoning),
-                        });
-                    }
-                    Err(f) => {
-                        events.push(Event {
-                            type_: EventType::Warning,
-                            reason: f.reason.into(),
-                            message: f.message.clone(),
-                        });
-                        if first_error.is_none() {
-                            first_error =
-                                Some((f.error.clone(), f.reason, f.message.clone(), f.origin));
-                        }
-                        invalid += 1;
-                        plan.explanation.metrics.push(MetricExplanation {
-                            name: None,
-                            proposal: None,
-                            error: Some(f.error),
-                            error_origin: Some(f.origin),
-                            reasoning: None,
-                        });
-                    }
-                }
-            }
-            metric_statuses = Some(statuses);
-            let invalid_error = first_error.as_ref().map(|(e, _, _, origin)| {
-                (
-                    format!(
-                        "invalid metrics ({invalid} invalid out of {}), first error is: {e}",
-                        metrics_spec.len()
-                    ),
-                    *origin,
-                )
-            });
-            if invalid >= metrics_spec.len() || (invalid > 0 && replicas < scale.spec_replicas) {
-                if let Some((_, reason, message, _)) = &first_error {
-                    set_condition(
-                        &mut conditions,
-                        SCALING_ACTIVE,
-                        false,
-                        reason,
-                        format!("the HPA was unable to compute the replica count: {message}"),
-                        now,
-                    );
-                }
-                failure = Some(invalid_error.clone().unwrap_or_else(|| {
-                    (
-                        "invalid metrics (0 invalid out of 0), first error is: <nil>".into(),
-                        ErrorOrigin::Internal,
-                    )
-                }));
-            } else {
-                let metric_name = metric_name_at(&plan.explanation, named_metric);
-                set_condition(
-                    &mut conditions,
-                    SCALING_ACTIVE,
-                    true,
-                    "ValidMetricFound",
-                    format_args!(
-                        "the HPA was able to successfully calculate a replica count from {metric_name}"
-                    ),
-                    now,
-                );
-                plan.partial = invalid_error;
-                metric_desired = replicas;
-            }
-        }
+        let ReplicasForMetrics {
+            failure,
+            named_metric,
+            metric_desired,
+            statuses,
+        } = compute_replicas_for_metrics(
+            obs,
+            settings,
+            scale,
+            &mut plan,
+            &mut conditions,
+            &mut events,
+            hook,
+        );
+        metric_statuses = statuses;
+        let reference = &plan.reference;
 
         if let Some((err, origin)) = failure {
             plan.explanation.path = Path::MetricsFailed;
@@ -579,6 +410,232 @@ pub fn decide_with(
         recycle::give(rescale_reason);
     }
     plan
+}
+
+/// What [`compute_replicas_for_metrics`] found.
+struct ReplicasForMetrics {
+    /// The error that stops the reconcile: an invalid selector, or metrics too few or too
+    /// invalid to scale on.
+    failure: Option<(String, ErrorOrigin)>,
+    /// The metric that gave the highest proposal: its index in the explanation's metrics.
+    named_metric: Option<usize>,
+    /// The highest proposal over the metrics (0 when they failed).
+    metric_desired: i32,
+    /// `currentMetrics`, when the metrics were computed.
+    statuses: Option<Vec<MetricStatus>>,
+}
+
+/// Upstream's `computeReplicasForMetrics`: the scale's selector checked, each metric of the spec
+/// computed ([`compute_metric`]) and the highest proposal taken, the invalid ones counted; sets
+/// `ScalingActive` and records the events of what failed. A partial error (some metrics invalid,
+/// scaling still on) is left in the plan.
+fn compute_replicas_for_metrics(
+    obs: &Observation<'_>,
+    settings: &Settings,
+    scale: &ScaleView,
+    plan: &mut Plan,
+    conditions: &mut Vec<HorizontalPodAutoscalerCondition>,
+    events: &mut Vec<Event>,
+    hook: &mut dyn MetricHook,
+) -> ReplicasForMetrics {
+    let now = obs.now;
+    let namespace = hpa_namespace(obs);
+    let behavior = obs.hpa.spec.behavior.as_ref();
+    let metrics_spec: &[k8s_openapi::api::autoscaling::v2::MetricSpec] =
+        obs.hpa.spec.metrics.as_deref().unwrap_or_default();
+    let gates = settings.gates;
+    let mut metric_statuses: Option<Vec<MetricStatus>> = None;
+    // Selector.
+    let selector_error = match scale.selector.as_deref().filter(|s| !s.is_empty()) {
+        None => {
+            events.push(Event {
+                type_: EventType::Warning,
+                reason: "SelectorRequired".into(),
+                message: "selector is required".into(),
+            });
+            set_condition(
+                conditions,
+                SCALING_ACTIVE,
+                false,
+                "InvalidSelector",
+                "the HPA target's scale is missing a selector",
+                now,
+            );
+            Some("selector is required".to_string())
+        }
+        Some(sel) => match selector_valid(sel) {
+            Err(e) => {
+                let msg = format!(
+                    "couldn't convert selector into a corresponding internal selector object: {e}"
+                );
+                events.push(Event {
+                    type_: EventType::Warning,
+                    reason: "InvalidSelector".into(),
+                    message: msg.clone(),
+                });
+                set_condition(
+                    conditions,
+                    SCALING_ACTIVE,
+                    false,
+                    "InvalidSelector",
+                    msg.clone(),
+                    now,
+                );
+                Some(msg)
+            }
+            Ok(_) if obs.hpas_selecting_pods.len() > 1 => {
+                let msg = format!(
+                    "pods by selector {sel} are controlled by multiple HPAs: [{}]",
+                    obs.hpas_selecting_pods.join(" ")
+                );
+                events.push(Event {
+                    type_: EventType::Warning,
+                    reason: "AmbiguousSelector".into(),
+                    message: msg.clone(),
+                });
+                set_condition(
+                    conditions,
+                    SCALING_ACTIVE,
+                    false,
+                    "AmbiguousSelector",
+                    msg.clone(),
+                    now,
+                );
+                Some(msg)
+            }
+            Ok(_) => None,
+        },
+    };
+
+    let mut failure: Option<(String, ErrorOrigin)> =
+        selector_error.map(|e| (e, ErrorOrigin::Internal));
+    // The metric that gave the highest proposal: its index in the explanation's metrics.
+    let mut named_metric: Option<usize> = None;
+    let mut metric_desired = 0;
+    if failure.is_none() {
+        let tolerances = tolerances_for(behavior, settings);
+        // The pods by name, shared by all metrics: as listed when sorted (the usual case).
+        let pod_index;
+        let pod_order = match PodOrder::of(obs.pods) {
+            Some(order) => order,
+            None => {
+                pod_index = sorted_index(obs.pods);
+                PodOrder::Indexed(&pod_index)
+            }
+        };
+        let ctx = CalcContext {
+            now,
+            namespace,
+            pods: obs.pods,
+            tolerances,
+            cpu_initialization_period: settings.cpu_initialization_period,
+            initial_readiness_delay: settings.initial_readiness_delay,
+            pod_level_resources: gates.pod_level_resources,
+            pod_order,
+        };
+        let mut statuses: Vec<MetricStatus> = recycle::list();
+        statuses.resize_with(metrics_spec.len(), MetricStatus::default);
+        let mut invalid = 0usize;
+        let mut first_error: Option<(String, &'static str, String, ErrorOrigin)> = None;
+        let mut replicas = 0i32;
+        for (i, m) in metrics_spec.iter().enumerate() {
+            let missing_reading: crate::view::MetricReading;
+            let reading = match obs.metrics.get(i) {
+                Some(r) => r,
+                None => {
+                    missing_reading = Err("no reading was provided for this metric".into());
+                    &missing_reading
+                }
+            };
+            hook.before(i);
+            let computed =
+                compute_metric(&ctx, m, reading, scale.spec_replicas, scale.status_replicas);
+            hook.after(i);
+            match computed {
+                Ok(outcome) => {
+                    if replicas == 0 || outcome.replicas > replicas {
+                        replicas = outcome.replicas;
+                        named_metric = Some(plan.explanation.metrics.len());
+                    }
+                    statuses[i] = outcome.status;
+                    plan.explanation.metrics.push(MetricExplanation {
+                        name: Some(outcome.name),
+                        proposal: Some(outcome.replicas),
+                        error: None,
+                        error_origin: None,
+                        reasoning: Some(outcome.reasoning),
+                    });
+                }
+                Err(f) => {
+                    events.push(Event {
+                        type_: EventType::Warning,
+                        reason: f.reason.into(),
+                        message: f.message.clone(),
+                    });
+                    if first_error.is_none() {
+                        first_error =
+                            Some((f.error.clone(), f.reason, f.message.clone(), f.origin));
+                    }
+                    invalid += 1;
+                    plan.explanation.metrics.push(MetricExplanation {
+                        name: None,
+                        proposal: None,
+                        error: Some(f.error),
+                        error_origin: Some(f.origin),
+                        reasoning: None,
+                    });
+                }
+            }
+        }
+        metric_statuses = Some(statuses);
+        let invalid_error = first_error.as_ref().map(|(e, _, _, origin)| {
+            (
+                format!(
+                    "invalid metrics ({invalid} invalid out of {}), first error is: {e}",
+                    metrics_spec.len()
+                ),
+                *origin,
+            )
+        });
+        if invalid >= metrics_spec.len() || (invalid > 0 && replicas < scale.spec_replicas) {
+            if let Some((_, reason, message, _)) = &first_error {
+                set_condition(
+                    conditions,
+                    SCALING_ACTIVE,
+                    false,
+                    reason,
+                    format!("the HPA was unable to compute the replica count: {message}"),
+                    now,
+                );
+            }
+            failure = Some(invalid_error.clone().unwrap_or_else(|| {
+                (
+                    "invalid metrics (0 invalid out of 0), first error is: <nil>".into(),
+                    ErrorOrigin::Internal,
+                )
+            }));
+        } else {
+            let metric_name = metric_name_at(&plan.explanation, named_metric);
+            set_condition(
+                conditions,
+                SCALING_ACTIVE,
+                true,
+                "ValidMetricFound",
+                format_args!(
+                    "the HPA was able to successfully calculate a replica count from {metric_name}"
+                ),
+                now,
+            );
+            plan.partial = invalid_error;
+            metric_desired = replicas;
+        }
+    }
+    ReplicasForMetrics {
+        failure,
+        named_metric,
+        metric_desired,
+        statuses: metric_statuses,
+    }
 }
 
 /// Whether the scale's selector parses (the pods were selected by the caller); the last valid
