@@ -185,18 +185,7 @@ impl World {
     /// real cluster's workload is created from).
     pub fn pod_template(&self) -> (BTreeMap<String, String>, PodSpec) {
         let labels = self.pod_labels();
-        let probe = SimPod {
-            name: String::new(),
-            created: 0,
-            initial: true,
-            phase: None,
-            ready: None,
-            no_ready_condition: false,
-            deleted: false,
-            requests: BTreeMap::new(),
-            revision: self.revision,
-            terminating: None,
-        };
+        let probe = SimPod::new(String::new(), 0, true, self.revision);
         let spec = self
             .pod_object(&self.look(&probe, 0), &labels)
             .spec

@@ -92,6 +92,24 @@ struct SimPod {
     terminating: Option<(i64, i64)>,
 }
 
+impl SimPod {
+    /// A pod as created: no phase, readiness or requests of its own set by the timeline.
+    fn new(name: String, created: i64, initial: bool, revision: u32) -> SimPod {
+        SimPod {
+            name,
+            created,
+            initial,
+            phase: None,
+            ready: None,
+            no_ready_condition: false,
+            deleted: false,
+            requests: BTreeMap::new(),
+            revision,
+            terminating: None,
+        }
+    }
+}
+
 /// A rolling update in progress: the Deployment's strategy (README "world model").
 #[derive(Debug, Clone)]
 struct RolloutState {

@@ -9,18 +9,12 @@ use crate::case::model::{IntOrPercent, Phase, PodChange, Rollout};
 
 impl World {
     pub(super) fn add_pod(&mut self, created: i64, initial: bool) {
-        self.pods.push(SimPod {
-            name: format!("{}-{:04}", self.name, self.next_seq),
+        self.pods.push(SimPod::new(
+            format!("{}-{:04}", self.name, self.next_seq),
             created,
             initial,
-            phase: None,
-            ready: None,
-            no_ready_condition: false,
-            deleted: false,
-            requests: BTreeMap::new(),
-            revision: self.revision,
-            terminating: None,
-        });
+            self.revision,
+        ));
         self.next_seq += 1;
     }
 
