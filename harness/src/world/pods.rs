@@ -2,7 +2,7 @@
 //! start-up model, removed when it shrinks (as a ReplicaSet picks them), replaced in rolling
 //! updates, and changed by the timeline.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use super::{RolloutState, SimPod, World, WorldError, check_replicas, requests};
 use crate::case::model::{IntOrPercent, Phase, PodChange, Rollout};
