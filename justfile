@@ -1,8 +1,17 @@
-# hpa-conformance recipes. `just --list` shows them all.
+# hpa-conformance recipes. A bare `just` lists them; on a machine without just, `./test` installs it
+# (scripts/ensure-just.sh) and runs `just test`, and `./test RECIPE …` runs any recipe.
+# Bodies longer than a few lines live in scripts (scripts/, kind-config/scripts/). Which test goes
+# where, and what CI runs: docs/testing.md.
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
+# List the recipes (a bare `just`).
+_default:
+    @{{quote(just_executable())}} --justfile {{quote(justfile())}} --list --unsorted
+
 # The test command CI runs: formatting, lints, every test (snapshots must match), the corpus.
+[group('test')]
+[doc("The test command CI runs: fmt, clippy, every test (snapshots must match), lint, the corpus")]
 test:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
@@ -12,58 +21,85 @@ test:
 
 # Debian's chromium for the HTML report's browser test (tests/report_browser.rs, part of `test`;
 # without chromium it is skipped with a loud message, in CI it fails). Needs root or sudo.
+[group('test')]
+[doc("Install Debian's chromium for the HTML report's browser test (root or sudo)")]
 browser:
     tests/browser/install.sh
 
 # Check case files: schema, API validation, unique names, sources (needs ../shared).
+[group('corpus')]
+[doc("Check case files: schema, API validation, unique names, sources (needs ../shared)")]
 lint *ARGS:
     cargo run -q -p hpa-harness -- lint {{ARGS}}
 
 # Run the corpus (or the given paths/flags) against the in-process reference core.
+[group('corpus')]
+[doc("Run the corpus (or the given paths/flags) on the in-process reference core")]
 run *ARGS:
     cargo run -q --release -p hpa-harness -- run {{ARGS}}
 
 # Print one case's tick-by-tick trace and why each decision was made.
+[group('corpus')]
+[doc("Tell one case's run tick by tick, and why each decision was made")]
 explain CASE:
     cargo run -q -p hpa-harness -- explain {{CASE}}
 
 # Regenerate the case-file JSON Schema (CI checks it is current).
+[group('corpus')]
+[doc("Regenerate cases/schema.json and harness/protocol.schema.json")]
 schema:
     cargo run -q -p hpa-harness -- schema > cases/schema.json
     cargo run -q -p hpa-harness -- schema --protocol > harness/protocol.schema.json
 
 # Write new or changed trace snapshots as .snap.new files to review (then `cargo insta review`,
 # or rename them after reading the diff).
+[group('test')]
+[doc("Write new or changed trace snapshots as .snap.new files to review")]
 snapshots:
     INSTA_UPDATE=new cargo test -p hpa-conformance-tests --test corpus || true
     find tests/snapshots -name '*.snap.new' | sort
 
 # Benchmarks (all, or those named: corpus, decision, upstream, upstream-corpus, fuzz): printed
-# figures, no assertions. `just bench callgrind [N]`: instructions per decision of the decision
+# figures, no assertions (scripts/bench.sh; figures: docs/performance.md). `just bench callgrind [N]`: instructions per decision of the decision
 # benchmark (valgrind).
 # `just bench kind-scale [HPAS]`: the scale benchmark on kind, kube-controller-manager's HPA
 # controller vs the deployed reference (kind-config/scripts/kind-scale.sh; ~25 min for 1,000 HPAs).
+[group('performance')]
+[doc("Benchmarks, printed figures: corpus, decision, upstream, upstream-corpus, fuzz, callgrind, kind-scale")]
 bench *WHICH:
-    set -- {{WHICH}}; if [ "${1:-}" = kind-scale ]; then shift; kind-config/scripts/kind-scale.sh "$@"; \
-        elif [ "${1:-}" = callgrind ]; then shift; harness/benches/callgrind.sh "$@"; \
-        else cargo bench -p hpa-harness --bench corpus -- "$@"; fi
+    scripts/bench.sh {{WHICH}}
+
+# The figures the docs quote that the repository determines (case counts from the corpus, the kind
+# plan, …), regenerated into docs/figures.md (scripts/figures.sh; builds the release harness).
+[group('corpus')]
+[doc("Regenerate docs/figures.md (case counts and other generated figures)")]
+figures:
+    scripts/figures.sh > docs/figures.md.new && mv docs/figures.md.new docs/figures.md
 
 # Build the upstream HPA adapter (Go; k8s.io/kubernetes pinned in adapters/upstream/go.mod).
+[group('upstream')]
+[doc("Build the upstream HPA adapter (Go, k8s.io/kubernetes pinned)")]
 upstream:
     adapters/upstream/build.sh
 
 # The adapter's own Go tests (they build it first).
+[group('upstream')]
+[doc("The upstream adapter's own Go tests")]
 upstream-test:
     cd adapters/upstream && (command -v go >/dev/null && go test ./... || /usr/local/go/bin/go test ./...)
 
 # Quantities as apimachinery reads them (issue 37): every quantity spelling of the corpus, a
 # generated set and a seeded random batch through adapters/upstream/bin/hpa-quantity (the pinned
 # apimachinery) and the reference's parser; every answer must be the same (tests/quantity_upstream.rs).
+[group('upstream')]
+[doc("Quantities: the reference's parser vs the pinned apimachinery")]
 quantity-upstream: upstream
     cargo test -p hpa-conformance-tests --test quantity_upstream -- --ignored
 
 # A longer random batch of quantity spellings against apimachinery (not in CI), e.g.
 # `just quantity-fuzz 2000000 7`.
+[group('upstream')]
+[doc("A longer random batch of quantity spellings vs apimachinery (not in CI)")]
 quantity-fuzz COUNT="1000000" SEED="1": upstream
     HPA_QUANTITY_RANDOM={{COUNT}} HPA_QUANTITY_SEED={{SEED}} cargo test --release -p hpa-conformance-tests --test quantity_upstream -- --ignored --nocapture
 
@@ -72,13 +108,16 @@ quantity-fuzz COUNT="1000000" SEED="1": upstream
 # Every case an implementation sees must run there: the only skips allowed are the rejections
 # (kind-validation confirms those on the API server), so every expectation is confirmed by running
 # upstream (cases/COVERAGE.md, "Every expectation confirmed by running upstream").
+[group('upstream')]
+[doc("The whole corpus on upstream's controller code (only rejections may skip)")]
 upstream-corpus: upstream
-    cargo run -q -p hpa-harness -- run cases --target exec:adapters/upstream/bin/hpa-upstream-adapter --report target/upstream-corpus
-    python3 -c 'import json,sys; r=json.load(open("target/upstream-corpus/report.json")); bad=[c["name"]+": "+c["skip_reason"] for c in r["cases"] if c["skipped"] and not c["skip_reason"].startswith("the API server rejects this HPA")]; print("upstream-corpus: %d cases, %d skipped, each a rejection" % (len(r["cases"]), sum(c["skipped"] for c in r["cases"]))) if not bad else sys.exit("skipped on upstream, so not confirmed by running it:\n" + "\n".join(bad))'
+    scripts/upstream-corpus.sh
 
 # Differential fuzzing, reference core vs upstream (CI runs a fixed-seed batch of 20000); one job
 # per core, adapter processes kept between scenarios, delta ticks; the last line gives
 # scenarios/s. The release harness (the one `kind-test` runs, so CI builds it once).
+[group('upstream')]
+[doc("Differential fuzzing, reference core vs upstream (CI: 20000 scenarios of seed 1)")]
 fuzz-upstream COUNT="20000" SEED="1": upstream
     cargo run -q --release -p hpa-harness -- fuzz --b exec:adapters/upstream/bin/hpa-upstream-adapter --count {{COUNT}} --seed {{SEED}}
 
@@ -89,21 +128,29 @@ fuzz-upstream COUNT="20000" SEED="1": upstream
 # e.g. `--iterate` (for one file narrow examine_globs in .cargo/mutants.toml: cargo-mutants adds
 # `-f` globs to the configuration's). The baseline is skipped
 # because cargo-mutants builds it from the mutated package's own tests; `just test` runs the corpus.
+[group('test')]
+[doc("Mutation testing of the decision core (cargo-mutants; hours, not in CI)")]
 mutants *ARGS:
     command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants@27.1.0
     cargo mutants --baseline=skip --timeout 120 --build-timeout 900 {{ARGS}}
 
 # The Go kit for third-party implementations (kits/go): its tests, vet, and the template adapter
 # built to kits/go/bin/hpa-template (docs/validate-your-hpa.md).
+[group('kit')]
+[doc("The Go kit's vet and tests; builds the template adapter (kits/go/bin/hpa-template)")]
 kit-test:
     cd kits/go && GO=$(command -v go || echo /usr/local/go/bin/go) && $GO vet ./... && $GO test ./... && $GO build -o bin/hpa-template ./template
 
 # The worked third-party example: github.com/jthomperoo/k8shorizmetrics on the kit.
+[group('kit')]
+[doc("Build the worked third-party example (k8shorizmetrics on the kit)")]
 k8shorizmetrics:
     cd adapters/k8shorizmetrics && GO=$(command -v go || echo /usr/local/go/bin/go) && $GO vet . && $GO build -o bin/hpa-k8shorizmetrics-adapter .
 
 # The corpus on k8shorizmetrics at profile replicas, against its reviewed expectations: fails when
 # the set of cases it fails changes (adapters/k8shorizmetrics/expectations.yaml).
+[group('kit')]
+[doc("The corpus on k8shorizmetrics at profile replicas, against its reviewed expectations")]
 k8shorizmetrics-corpus: k8shorizmetrics
     cargo run -q -p hpa-harness -- run cases --target exec:adapters/k8shorizmetrics/bin/hpa-k8shorizmetrics-adapter --profile replicas --expected-failures adapters/k8shorizmetrics/expectations.yaml
 
@@ -111,28 +158,40 @@ k8shorizmetrics-corpus: k8shorizmetrics
 # KIND_NODE_IMAGE=kindest/node:v1.36.4 (a user with a registry) skips the node image build.
 
 # Docker engine for kind: apt-installs docker.io + build tools if needed, starts dockerd, runc cap wrapper if needed.
+[group('kind')]
+[doc("Docker engine for kind (installed and started if needed)")]
 engine:
     kind-config/engine.sh
 
 # The kind node image for Kubernetes v1.36.4 (hpa-conformance/node:v1.36.4-<input hash>); cached.
+[group('kind')]
+[doc("The kind node image for Kubernetes v1.36.4, built here without a registry; cached")]
 kind-image: engine
     kind-config/scripts/node-image.sh
 
 # Create cluster hpa-conformance from kind-config/CONFIG (kept if it runs that config); kubeconfig .cache/kind/kubeconfig.
+[group('kind')]
+[doc("Create the kind cluster hpa-conformance from kind-config/CONFIG")]
 kind-up CONFIG="cluster.yaml": engine
     kind-config/scripts/cluster.sh up {{CONFIG}}
 
 # Delete the kind cluster hpa-conformance.
+[group('kind')]
+[doc("Delete the kind cluster hpa-conformance")]
 kind-down:
     kind-config/scripts/cluster.sh down
 
 # Check the running kind cluster: nodes/kube-system Ready, a Deployment + HPA, KCM's HPA conditions.
+[group('kind')]
+[doc("Check the running kind cluster (nodes, kube-system, a Deployment + HPA)")]
 kind-check:
     kind-config/scripts/smoke.sh
 
 # The smoke corpus (kind-config/smoke.txt) on the kind cluster's HPA controller, in parallel
 # namespaces; the cluster must run kind-config/cluster-x<SCALE>.yaml (x5: `just kind-up cluster-x5.yaml`).
 # Reports in target/kind-smoke/ (report.json, junit.xml).
+[group('kind')]
+[doc("The smoke corpus (kind-config/smoke.txt) on the kind cluster's HPA controller")]
 kind-smoke SCALE="5" *ARGS:
     cargo run -q -p hpa-harness -- run --target cluster --kubeconfig .cache/kind/kubeconfig \
         --time-scale {{SCALE}} --feature-gates HPAScaleToZero=true --report target/kind-smoke {{ARGS}} \
@@ -140,6 +199,8 @@ kind-smoke SCALE="5" *ARGS:
 
 # The whole corpus on the kind cluster (cases a cluster cannot pose are skipped with the reason).
 # Reports in target/kind-test/.
+[group('kind')]
+[doc("The whole corpus on the kind cluster (what a cluster cannot pose is skipped)")]
 kind-test SCALE="5" *ARGS:
     cargo run -q --release -p hpa-harness -- run --target cluster --kubeconfig .cache/kind/kubeconfig \
         --time-scale {{SCALE}} --feature-gates HPAScaleToZero=true --report target/kind-test {{ARGS}} cases
@@ -150,17 +211,17 @@ kind-test SCALE="5" *ARGS:
 # 2. the deployed reference (KCM's HPA controller off): the smoke corpus, least privilege from the
 #    audit log, leader failover mid-case.
 # Reports: target/kind-smoke-kcm/, target/kind-smoke-reference/, target/kind-rbac/, target/kind-failover/.
+# The body: kind-config/scripts/kind-ci.sh.
+[group('kind')]
+[doc("What CI runs on kind: two fresh x5 clusters (KCM, then the deployed reference)")]
 kind-ci:
-    rc=0; (just kind-up cluster-x5.yaml && just kind-stub && just kind-validation && just kind-smoke 5) || rc=$?; \
-        rm -rf target/kind-smoke-kcm; [ ! -d target/kind-smoke ] || mv target/kind-smoke target/kind-smoke-kcm; \
-        just kind-down; [ $rc = 0 ] || exit $rc
-    rc=0; (just kind-up cluster-x5-no-hpa.yaml && just kind-deploy 5 && just kind-smoke 5 && just kind-rbac && just kind-failover) || rc=$?; \
-        rm -rf target/kind-smoke-reference; [ ! -d target/kind-smoke ] || mv target/kind-smoke target/kind-smoke-reference; \
-        just kind-down; exit $rc
+    JUST={{quote(just_executable())}} kind-config/scripts/kind-ci.sh
 
 # The reference's API validation against the running cluster's API server: every manifest of
 # tests/fixtures/validation.yaml and every corpus case with expect.rejected answered the same
 # ("accepted", or the 422 message word for word).
+[group('kind')]
+[doc("The reference's API validation vs the cluster's API server, word for word")]
 kind-validation:
     KUBECONFIG={{justfile_directory()}}/.cache/kind/kubeconfig cargo test -q -p hpa-conformance-tests --test validation_kind -- --ignored --nocapture
 
@@ -168,57 +229,71 @@ kind-validation:
 
 # Build the images: hpa-reference and the metrics stub, static musl binaries FROM scratch, non-root;
 # tagged :<binary hash>, :dev and :src-<inputs hash> (rebuilt only when the inputs change). Prints sizes.
+[group('reference')]
+[doc("Build the hpa-reference and metrics stub images (static musl, FROM scratch)")]
 images:
     kind-config/scripts/image.sh
 
 # Container-level tests of the images (testcontainers, local engine, nothing pulled): the stub serves its
 # three APIs over TLS, the controller runs non-root on a read-only root fs and answers /healthz.
+[group('reference')]
+[doc("Container-level tests of both images (testcontainers, nothing pulled)")]
 image-test: images
     cargo test -p hpa-conformance-tests --test images -- --ignored
 
 # Load both images into the kind cluster (KIND_CLUSTER_NAME, default hpa-conformance).
+[group('reference')]
+[doc("Load both images into the kind cluster")]
 kind-load: images
-    for r in hpa-conformance/hpa-reference hpa-conformance/metrics-stub; do \
-        h=$(docker image inspect -f '{{{{index .Config.Labels "hpa-conformance.binary"}}' $r:dev); \
-        PATH="${HPA_CONFORMANCE_CACHE:-$HOME/.cache/hpa-conformance}/bin:$PATH" \
-            kind load docker-image --name "${KIND_CLUSTER_NAME:-hpa-conformance}" $r:$h $r:dev; done
+    kind-config/scripts/kind-load.sh
 
 # Deploy the metrics stub and the reference controller (2 replicas, leader election) onto the kind
 # cluster, whose KCM must run without its HPA controller (`just kind-up cluster-x5-no-hpa.yaml` for SCALE=5).
+[group('reference')]
+[doc("Deploy the metrics stub and the reference controller onto a no-HPA kind cluster")]
 kind-deploy SCALE="5":
     kind-config/reference/deploy.sh {{SCALE}}
 
 # Least privilege of the deployed reference: exercise the scale kinds the corpus does not create, then
 # check the API server's audit log against kind-config/reference/base/rbac.yaml (every rule used, nothing denied).
+[group('reference')]
+[doc("Least privilege of the deployed reference, from the API server's audit log")]
 kind-rbac:
     kind-config/reference/rbac-check.sh
 
 # Delete the deployed reference's leader in the middle of a case: the standby takes the Lease within the
 # lease duration and the case still passes with exactly two rescales (x5 cluster, after kind-deploy 5).
+[group('reference')]
+[doc("Delete the deployed reference's leader mid-case: the standby takes over")]
 kind-failover:
     kind-config/reference/failover.sh
 
 # --- metrics stub (metrics-stub/README.md) ---
 
 # Build the metrics stub image hpa-conformance/metrics-stub:<binary hash> and :dev (static musl, FROM scratch).
+[group('metrics stub')]
+[doc("Build the metrics stub image")]
 stub-image:
     kind-config/scripts/image.sh metrics-stub
 
 # Build and load the stub into the kind cluster, apply kind-config/metrics-stub, wait for its APIServices.
+[group('metrics stub')]
+[doc("Deploy the metrics stub to the kind cluster and wait for its APIServices")]
 kind-stub:
     kind-config/metrics-stub/deploy.sh
 
 # End-to-end check of the deployed stub on kind: discovery, control document, KCM's HPA reads its values and errors.
+[group('metrics stub')]
+[doc("End-to-end check of the deployed stub on kind")]
 kind-stub-verify:
     kind-config/metrics-stub/verify.sh
+
+# --- cargo-fuzz (fuzz/) ---
+
 # Run each cargo-fuzz target (fuzz/: the quantity parser, the case loader, the protocol decoder) for
 # SECONDS (not in CI). cargo-fuzz needs nightly features: RUSTC_BOOTSTRAP=1 lends them to stable.
-# Findings land in fuzz/artifacts/<target>/.
+# Findings land in fuzz/artifacts/<target>/ (scripts/fuzz-inputs.sh).
+[group('test')]
+[doc("cargo-fuzz the quantity parser, case loader and protocol decoder (not in CI)")]
 fuzz-inputs SECONDS="60":
-    command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
-    cd fuzz && for t in quantity case_loader protocol_decoder; do \
-        case $t in case_loader) seeds="../cases ../tests/fixtures";; *) seeds=seeds/$t;; esac; \
-        mkdir -p corpus/$t; \
-        RUSTC_BOOTSTRAP=1 cargo fuzz run $t corpus/$t $seeds -- \
-            -max_total_time={{SECONDS}} -timeout=10 -max_len=16384 -print_final_stats=1; \
-    done
+    scripts/fuzz-inputs.sh {{SECONDS}}

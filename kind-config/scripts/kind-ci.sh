@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# `just kind-ci`: what CI runs on kind, each part on a fresh time-scaled cluster that is removed
+# afterwards whatever the result (docs/kind.md, docs/reference-controller.md):
+# 1. kube-controller-manager's HPA controller (cluster-x5.yaml): the metrics stub, the reference's
+#    API validation against the API server (kind-validation), the smoke corpus;
+# 2. the deployed reference, KCM's HPA controller off (cluster-x5-no-hpa.yaml): the smoke corpus,
+#    least privilege from the audit log (kind-rbac), leader failover mid-case (kind-failover).
+# Reports: target/kind-smoke-kcm/, target/kind-smoke-reference/, target/kind-rbac/, target/kind-failover/.
+# JUST is the just that runs the recipe (the justfile passes it); default: `just` on PATH.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+just="${JUST:-just}"
+
+rc=0
+("$just" kind-up cluster-x5.yaml && "$just" kind-stub && "$just" kind-validation && "$just" kind-smoke 5) || rc=$?
+rm -rf target/kind-smoke-kcm
+[ ! -d target/kind-smoke ] || mv target/kind-smoke target/kind-smoke-kcm
+"$just" kind-down
+[ $rc = 0 ] || exit $rc
+
+rc=0
+("$just" kind-up cluster-x5-no-hpa.yaml && "$just" kind-deploy 5 && "$just" kind-smoke 5 && "$just" kind-rbac && "$just" kind-failover) || rc=$?
+rm -rf target/kind-smoke-reference
+[ ! -d target/kind-smoke ] || mv target/kind-smoke target/kind-smoke-reference
+"$just" kind-down
+exit $rc

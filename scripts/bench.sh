@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# `just bench [WHICH…]`: printed figures, no assertions (docs/performance.md).
+#   just bench                      every benchmark of harness/benches/corpus.rs
+#   just bench corpus decision …    those named: corpus, decision, upstream, upstream-corpus, fuzz
+#   just bench callgrind [N]        instructions per decision under valgrind (harness/benches/callgrind.sh)
+#   just bench kind-scale [HPAS]    the scale benchmark on kind, kube-controller-manager's HPA
+#                                   controller vs the deployed reference (kind-config/scripts/kind-scale.sh;
+#                                   ~25 min for 1,000 HPAs)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+case "${1:-}" in
+  kind-scale) shift; exec kind-config/scripts/kind-scale.sh "$@" ;;
+  callgrind) shift; exec harness/benches/callgrind.sh "$@" ;;
+  *) exec cargo bench -p hpa-harness --bench corpus -- "$@" ;;
+esac
