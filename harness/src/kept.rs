@@ -1,5 +1,5 @@
 //! What the harness keeps of what a target answers: the caps, in one place, that bound its memory
-//! and its reports whatever an implementation sends (README "Limits").
+//! and its reports whatever an implementation sends (docs/command-line.md, "Limits").
 //!
 //! An answer is checked against the case's expectations whole, as it arrives, and then dropped
 //! (`runner`); what a case keeps is its trace, and every text and list of it that the target

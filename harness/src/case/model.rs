@@ -326,7 +326,7 @@ pub struct TimelineEntry {
     pub rollout: Option<Rollout>,
 }
 
-/// A rolling update (README "world model", rolling updates). A rollout started while another
+/// A rolling update (docs/cases.md, "The world model": rolling updates). A rollout started while another
 /// runs replaces it: the pods of every earlier revision are then old.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

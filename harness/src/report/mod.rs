@@ -108,7 +108,7 @@ impl RunReport {
     }
 }
 
-/// The exit codes of `hpa-conformance` (`run`, `explain`, `lint`; README "The command line").
+/// The exit codes of `hpa-conformance` (`run`, `explain`, `lint`; docs/command-line.md).
 pub mod exit {
     /// Every case that ran passed, and at least one ran.
     pub const PASSED: i32 = 0;

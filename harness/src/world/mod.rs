@@ -110,7 +110,7 @@ impl SimPod {
     }
 }
 
-/// A rolling update in progress: the Deployment's strategy (README "world model").
+/// A rolling update in progress: the Deployment's strategy (docs/cases.md, "The world model").
 #[derive(Debug, Clone)]
 struct RolloutState {
     max_surge: IntOrPercent,
