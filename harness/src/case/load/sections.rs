@@ -578,7 +578,7 @@ pub(super) fn run_length(
     }
     let pods = pods_bound(
         file.workload.replicas,
-        &manifests,
+        manifests,
         file.timeline.iter().filter_map(|e| e.set_replicas),
     );
     let pod_ticks = pods * ticks.unsigned_abs();
