@@ -361,7 +361,7 @@ impl ProtocolSettings {
 
     /// To core settings, with these gates.
     pub fn to_settings(&self, gates: &BTreeMap<String, bool>) -> Result<Settings, String> {
-        let mut g = hpa_reference::FeatureGates::KUBERNETES_1_36;
+        let mut g = hpa_reference::KubernetesVersion::DEFAULT.default_gates();
         for (k, v) in gates {
             g.set(k, *v).map_err(|e| e.to_string())?;
         }

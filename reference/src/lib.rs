@@ -30,6 +30,7 @@ pub mod selector;
 pub mod settings;
 pub mod time;
 pub mod validation;
+pub mod version;
 pub mod view;
 
 pub use decide::{Decision, MetricHook, NoHook, Plan, Rescale, decide, decide_with};
@@ -37,6 +38,7 @@ pub use memory::{Memory, Recommendation, ScaleEvent};
 pub use outcome::{ErrorOrigin, Event, EventType, Explanation, MetricExplanation, Path};
 pub use settings::{FeatureGates, Settings};
 pub use time::Time;
+pub use version::KubernetesVersion;
 pub use view::{
     ConditionStatus, ContainerRequests, MetricReading, MetricValues, Observation, PodMetric,
     PodPhase, PodView, ReadyCondition, Samples, ScaleView,

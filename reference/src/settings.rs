@@ -1,11 +1,11 @@
 //! Controller settings: kube-controller-manager's HPA flags and the feature gates that change the
-//! algorithm, with Kubernetes 1.36's defaults written out explicitly.
+//! algorithm. The gates' defaults are each release's ([`crate::version`]); [`Default`] gives those of
+//! [`KubernetesVersion::DEFAULT`].
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// The Kubernetes minor whose behaviour the reference follows.
-pub const KUBERNETES_MINOR: &str = "1.36";
+use crate::version::KubernetesVersion;
 
 /// Feature gates that change what the HPA controller or the API server does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,13 +36,6 @@ pub const GATE_NAMES: [&str; 3] = [
 pub struct UnknownGate(pub String);
 
 impl FeatureGates {
-    /// Kubernetes 1.36's defaults.
-    pub const KUBERNETES_1_36: FeatureGates = FeatureGates {
-        hpa_configurable_tolerance: true,
-        hpa_scale_to_zero: false,
-        pod_level_resources: true,
-    };
-
     /// The value of a gate by its upstream name.
     pub fn get(&self, name: &str) -> Result<bool, UnknownGate> {
         match name {
@@ -91,7 +84,7 @@ pub fn parse_gate_assignments(items: &[String]) -> Result<BTreeMap<String, bool>
 
 impl Default for FeatureGates {
     fn default() -> Self {
-        Self::KUBERNETES_1_36
+        KubernetesVersion::DEFAULT.default_gates()
     }
 }
 
@@ -127,7 +120,7 @@ impl Default for Settings {
             downscale_stabilization: Duration::from_secs(300),
             scale_up_limit_factor: 2.0,
             scale_up_limit_minimum: 4.0,
-            gates: FeatureGates::KUBERNETES_1_36,
+            gates: KubernetesVersion::DEFAULT.default_gates(),
         }
     }
 }

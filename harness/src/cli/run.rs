@@ -377,7 +377,7 @@ fn run_on_cluster(
     if !(margin.is_finite() && margin >= 0.0) {
         return Err(usage("--margin-seconds must be a non-negative number"));
     }
-    let mut gates = hpa_reference::FeatureGates::KUBERNETES_1_36;
+    let mut gates = hpa_reference::KubernetesVersion::DEFAULT.default_gates();
     for (name, v) in &fixed_gates {
         gates.set(name, *v).map_err(usage)?;
     }

@@ -125,7 +125,7 @@ pub fn check_controller(
         }
     }
     // The HPA's feature gates: the command line's, else Kubernetes 1.36's defaults.
-    let mut have = FeatureGates::KUBERNETES_1_36;
+    let mut have = hpa_reference::KubernetesVersion::DEFAULT.default_gates();
     for (name, v) in flag("feature-gates")
         .unwrap_or_default()
         .split(',')
@@ -562,7 +562,7 @@ mod tests {
 
     #[test]
     fn controller_manager_flags_must_match_the_time_scale() {
-        let k136 = FeatureGates::KUBERNETES_1_36;
+        let k136 = hpa_reference::KubernetesVersion::V1_36.default_gates();
         let args: Vec<String> = [
             "kube-controller-manager",
             "--controllers=*,bootstrapsigner,tokencleaner",
@@ -597,7 +597,7 @@ mod tests {
 
     #[test]
     fn controller_feature_gates_must_match_the_run() {
-        let k136 = FeatureGates::KUBERNETES_1_36;
+        let k136 = hpa_reference::KubernetesVersion::V1_36.default_gates();
         let mut zero = k136;
         zero.set("HPAScaleToZero", true).unwrap();
         let s = ClusterSettings::defaults_scaled(1);

@@ -12,7 +12,7 @@ use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use hpa_reference::quantity::parse_milli;
-use hpa_reference::{Event, FeatureGates, Settings};
+use hpa_reference::{Event, Settings};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
 use serde::Serialize;
 
@@ -162,7 +162,7 @@ pub fn resolve_settings(
 ) -> Result<Settings, String> {
     let mut gates = match support {
         GateSupport::PerCase => {
-            let mut g = FeatureGates::KUBERNETES_1_36;
+            let mut g = hpa_reference::KubernetesVersion::DEFAULT.default_gates();
             for (name, v) in &opts.fixed_gates {
                 g.set(name, *v).map_err(|e| e.to_string())?;
             }

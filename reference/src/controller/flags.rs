@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use super::leader::{Timings, TimingsError};
-use crate::settings::{FeatureGates, Settings};
+use crate::settings::Settings;
 
 /// Flags that parse but cannot run (the binary prints the message on one line and exits 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -131,7 +131,7 @@ impl Flags {
 
     /// The core's settings from the flags.
     pub fn settings(&self) -> Result<Settings, String> {
-        let mut gates = FeatureGates::KUBERNETES_1_36;
+        let mut gates = crate::version::KubernetesVersion::DEFAULT.default_gates();
         for (k, v) in crate::settings::parse_gate_assignments(&self.feature_gates)? {
             gates.set(&k, v).map_err(|e| e.to_string())?;
         }

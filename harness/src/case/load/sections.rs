@@ -57,7 +57,7 @@ pub(super) fn header(c: &Checker<'_>, file: &CaseFile) -> Result<(), LoadError> 
 /// The feature gates the case sets, and the HPA as the API server admits it (or the rejection the
 /// case expects instead of ticks).
 pub(super) fn spec(c: &Checker<'_>, file: &CaseFile) -> Result<FeatureGates, LoadError> {
-    let mut gates = FeatureGates::KUBERNETES_1_36;
+    let mut gates = hpa_reference::KubernetesVersion::DEFAULT.default_gates();
     for (name, value) in &file.feature_gates {
         gates.set(name, *value).map_err(|_| {
             c.err(
