@@ -2,10 +2,10 @@
 //! and its reports whatever an implementation sends (docs/command-line.md, "Limits").
 //!
 //! An answer is checked against the case's expectations whole, as it arrives, and then dropped
-//! (`runner`); what a case keeps is its trace, and every text and list of it that the target
+//! ([`crate::run`]); what a case keeps is its trace, and every text and list of it that the target
 //! controls passes through these caps first: per tick at most [`MAX_ITEMS_PER_TICK`] events,
 //! conditions and metrics, each text clipped to [`MAX_TEXT_BYTES`]; per case at most
-//! [`CASE_BUDGET_BYTES`] plus [`TICK_BUDGET_BYTES`] a tick of such text in all ([`Budget`]), after
+//! [`CASE_BUDGET_BYTES`] plus [`TICK_BUDGET_BYTES`] a tick of such text in all ([`crate::run::Budget`]), after
 //! which a tick keeps only the harness's own facts (times, replica and pod counts, the desired and current counts). What was
 //! left out is marked on the tick ([`Truncated`]: the JSON report's `truncated`, a line in the
 //! human report). No honest implementation comes near a cap, so they never change a verdict.
