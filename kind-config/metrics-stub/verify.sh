@@ -248,13 +248,15 @@ ok "metrics APIs through the service proxy (no front-proxy client certificate, e
 kubectl -n hpa-conformance-system get networkpolicy hpa-metrics-stub >/dev/null || fail "NetworkPolicy hpa-metrics-stub missing"
 stub_ip=$(kubectl -n hpa-conformance-system get pods -l app.kubernetes.io/name=hpa-metrics-stub -o jsonpath='{.items[0].status.podIP}')
 kubectl -n "$NS" run netpol-probe --image=hpa-conformance/app:1 --image-pull-policy=Never --restart=Never \
-  --command -- sh -c "nc -w 3 $stub_ip 8443 </dev/null && echo reached || echo refused" >/dev/null
+  --command -- sh -c "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 $stub_ip 8443 | od -An -tx1 | head -1; echo" >/dev/null
 kubectl -n "$NS" wait --for=jsonpath='{.status.phase}'=Succeeded pod/netpol-probe --timeout=60s >/dev/null ||
   fail "the NetworkPolicy probe pod did not finish"
-probe=$(kubectl -n "$NS" logs netpol-probe | tail -1)
+# Plain text to a TLS port: the stub answers with a TLS alert record (15 03 0x ...) when the
+# packets get through; nothing comes back when the policy drops them.
+probe=$(kubectl -n "$NS" logs netpol-probe | head -1 | xargs)
 case "$probe" in
-  reached) ok "NetworkPolicy NOT enforced: a pod of namespace $NS reached the stub's port ($stub_ip:8443) — this cluster's CNI does not implement NetworkPolicy; the stub's own authentication (above) is what refuses it" ;;
-  refused) ok "NetworkPolicy enforced: a pod of namespace $NS cannot connect to the stub ($stub_ip:8443)" ;;
-  *) fail "NetworkPolicy probe: $probe" ;;
+  "15 03"*) ok "NetworkPolicy NOT enforced: a pod of namespace $NS exchanged data with the stub ($stub_ip:8443, its TLS alert: $probe) — this cluster's CNI does not implement NetworkPolicy; the stub's own authentication (above) is what refuses it" ;;
+  "") ok "NetworkPolicy enforced: a pod of namespace $NS gets nothing from the stub ($stub_ip:8443)" ;;
+  *) fail "NetworkPolicy probe: unexpected answer $probe" ;;
 esac
 log "all checks passed"
