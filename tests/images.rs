@@ -31,10 +31,19 @@ fn image_user(image: &str) -> anyhow::Result<String> {
 }
 
 /// One HTTP/1.1 GET over `stream`: the status code and the body.
-fn get(mut stream: impl Read + Write, path: &str) -> anyhow::Result<(u16, String)> {
+fn get(stream: impl Read + Write, path: &str) -> anyhow::Result<(u16, String)> {
+    get_with(stream, path, "")
+}
+
+/// [`get`] with extra header lines (each ending in CRLF).
+fn get_with(
+    mut stream: impl Read + Write,
+    path: &str,
+    headers: &str,
+) -> anyhow::Result<(u16, String)> {
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\n{headers}Connection: close\r\n\r\n"
     )?;
     let mut raw = Vec::new();
     // A TLS peer that closes without close_notify is an error after the whole answer arrived.
@@ -80,7 +89,28 @@ async fn the_stub_image_serves_the_three_metrics_apis_over_tls_as_non_root() -> 
     let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()])?;
     std::fs::write(dir.join("cert.pem"), cert.cert.pem())?;
     std::fs::write(dir.join("key.pem"), cert.signing_key.serialize_pem())?;
-    for f in ["cert.pem", "key.pem"] {
+    // The control token and a front-proxy CA with its client certificate, as kubeadm makes them.
+    let token = "image-test-control-token-0123456789";
+    std::fs::write(dir.join("token"), format!("{token}\n"))?;
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "front-proxy-ca");
+    ca_params.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca = rcgen::CertifiedIssuer::self_signed(ca_params, rcgen::KeyPair::generate()?)?;
+    std::fs::write(dir.join("front-proxy-ca.pem"), ca.pem())?;
+    let mut client_params = rcgen::CertificateParams::new(Vec::<String>::new())?;
+    client_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "front-proxy-client");
+    client_params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    let client_key = rcgen::KeyPair::generate()?;
+    let client_cert = client_params.signed_by(&client_key, &ca)?;
+    for f in ["cert.pem", "key.pem", "token", "front-proxy-ca.pem"] {
         set_readable(&dir.join(f))?;
     }
 
@@ -95,6 +125,9 @@ async fn the_stub_image_serves_the_three_metrics_apis_over_tls_as_non_root() -> 
             "--listen=0.0.0.0:8443",
             "--tls-cert=/tls/cert.pem",
             "--tls-key=/tls/key.pem",
+            "--control-token-file=/tls/token",
+            "--requestheader-client-ca-file=/tls/front-proxy-ca.pem",
+            "--requestheader-allowed-names=front-proxy-client",
         ])
         .with_readonly_rootfs(true)
         .with_cap_drop("ALL")
@@ -105,20 +138,36 @@ async fn the_stub_image_serves_the_three_metrics_apis_over_tls_as_non_root() -> 
     let mut roots = rustls::RootCertStore::empty();
     roots.add(cert.cert.der().clone())?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = Arc::new(
-        rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()?
-            .with_root_certificates(roots)
-            .with_no_client_auth(),
-    );
-    let https_get = |path: &str| -> anyhow::Result<(u16, String)> {
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots);
+    // The aggregator's connection (the front-proxy certificate) and the service proxy's (none).
+    let front_proxy = Arc::new(builder.clone().with_client_auth_cert(
+        vec![client_cert.der().clone()],
+        rustls::pki_types::PrivateKeyDer::Pkcs8(client_key.serialize_der().into()),
+    )?);
+    let anonymous = Arc::new(builder.with_no_client_auth());
+    let request = |config: &Arc<rustls::ClientConfig>,
+                   path: &str,
+                   header: &str|
+     -> anyhow::Result<(u16, String)> {
         let name = rustls::pki_types::ServerName::try_from("localhost")?;
         let conn = rustls::ClientConnection::new(config.clone(), name)?;
         let tcp = TcpStream::connect(("127.0.0.1", port))?;
         tcp.set_read_timeout(Some(Duration::from_secs(5)))?;
-        get(rustls::StreamOwned::new(conn, tcp), path)
+        get_with(rustls::StreamOwned::new(conn, tcp), path, header)
     };
-    eventually(|| https_get("/healthz"))?;
+    let https_get = |path: &str| request(&front_proxy, path, "");
+    eventually(|| request(&anonymous, "/healthz", ""))?;
+    // Who is refused: the metrics APIs without the front-proxy certificate, the control API
+    // without the token.
+    let (status, body) = request(&anonymous, "/apis/metrics.k8s.io/v1beta1", "")?;
+    assert_eq!(status, 401, "{body}");
+    let (status, body) = request(&anonymous, "/control/namespaces", "")?;
+    assert_eq!(status, 401, "{body}");
+    let header = format!("x-hpa-metrics-stub-token: {token}\r\n");
+    let (status, body) = request(&anonymous, "/control/namespaces", &header)?;
+    assert_eq!((status, body.trim()), (200, r#"{"namespaces":[]}"#));
     for (path, group) in [
         ("/apis/metrics.k8s.io/v1beta1", "metrics.k8s.io/v1beta1"),
         (

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `just kind-stub`: builds the metrics stub image (kind-config/scripts/image.sh), loads it into the kind
-# cluster hpa-conformance, applies this kustomization, restarts the stub when the image changed,
-# and waits until the four APIServices are Available.
+# cluster hpa-conformance, makes the control token's Secret (once) and copies the front proxy's
+# CA into the stub's namespace, applies this kustomization, restarts the stub when the image or
+# that CA changed, and waits until the four APIServices are Available.
 # Tools: kind and kubectl from ${HPA_CONFORMANCE_CACHE:-~/.cache/hpa-conformance}/bin (built by
 # the kind recipes) or PATH; kubeconfig .cache/kind/kubeconfig (written by `just kind-up`).
 set -euo pipefail
@@ -18,11 +19,34 @@ hash=${built%% *}
 hash=${hash##*:}
 
 kind load docker-image --name "$cluster" "hpa-conformance/metrics-stub:$hash" "hpa-conformance/metrics-stub:dev"
+kubectl apply -f "$here/namespace.yaml"
+# The control API's token: 32 random bytes, made once per cluster (kept across redeploys, so a
+# running harness keeps its token); the harness reads it from this Secret.
+if ! kubectl -n hpa-conformance-system get secret hpa-metrics-stub-control >/dev/null 2>&1; then
+  kubectl -n hpa-conformance-system create secret generic hpa-metrics-stub-control \
+    --from-literal=token="$(head -c 32 /dev/urandom | base64 | tr -d '\n=+/')" >/dev/null
+  kubectl -n hpa-conformance-system label secret hpa-metrics-stub-control \
+    app.kubernetes.io/name=hpa-metrics-stub app.kubernetes.io/part-of=hpa-conformance >/dev/null
+  log "Secret hpa-metrics-stub-control created"
+fi
+# The front proxy's CA and allowed names, copied from kube-system (a pod mounts ConfigMaps of its
+# own namespace only); the allowed names as the stub's comma-separated flag.
+auth=$(kubectl -n kube-system get configmap extension-apiserver-authentication -o json)
+ca=$(jq -r '.data["requestheader-client-ca-file"] // empty' <<<"$auth")
+[ -n "$ca" ] || { log "kube-system/extension-apiserver-authentication has no requestheader-client-ca-file: the API server runs without a front proxy CA"; exit 1; }
+names=$(jq -r '.data["requestheader-allowed-names"] // "[]" | fromjson | join(",")' <<<"$auth")
+kubectl -n hpa-conformance-system create configmap hpa-metrics-stub-requestheader \
+  --from-literal=client-ca.crt="$ca" --from-literal=allowed-names="$names" \
+  --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+log "requestheader CA copied; allowed names: ${names:-(any)}"
+requestheader=$(printf '%s\n%s' "$ca" "$names" | sha256sum | cut -c1-12)
+
 # The stub and its Service first; the APIServices once the Service is routable.
-for f in namespace serviceaccount deployment service; do kubectl apply -f "$here/$f.yaml"; done
-# The Deployment runs :dev; the annotation rolls it when (and only when) the binary changed.
+for f in serviceaccount deployment service networkpolicy; do kubectl apply -f "$here/$f.yaml"; done
+# The Deployment runs :dev; the annotations roll it when (and only when) the binary or the
+# requestheader CA/names changed (the stub reads them at start).
 kubectl -n hpa-conformance-system patch deployment hpa-metrics-stub --type merge \
-  -p "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"hpa-conformance/metrics-stub-binary\":\"$hash\"}}}}}" >/dev/null
+  -p "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"hpa-conformance/metrics-stub-binary\":\"$hash\",\"hpa-conformance/requestheader\":\"$requestheader\"}}}}}" >/dev/null
 kubectl -n hpa-conformance-system rollout status deployment/hpa-metrics-stub --timeout=180s
 
 # The aggregator dials the Service's cluster IP from the node: kube-proxy must have programmed it,

@@ -10,7 +10,15 @@
 #      values put in the document;
 #   4. an error put for the resource metrics API appears verbatim in the HPA's event text, and so
 #      does client-go's text for the unregistered mode's 404;
-#   5. the stub counted the controller's requests.
+#   5. the stub counted the controller's requests;
+#   6. who is refused: through the service proxy (no client certificate) the control API without
+#      the token and with a wrong one, and the metrics APIs, answer 401; the NetworkPolicy is
+#      applied, and a pod of another namespace is refused (an enforcing CNI) or reaches the
+#      stub's port (the bridge CNI of the node image built here: it enforces no NetworkPolicy) —
+#      reported either way.
+# The control API is called with curl (kubectl cannot add a header): the kubeconfig's client
+# certificate for the API server, the token of Secret hpa-metrics-stub-control in
+# x-hpa-metrics-stub-token (from a file, never on a command line).
 # Needs the stub deployed (`just kind-stub`) and a cluster whose KCM runs the HPA controller.
 # Leaves nothing behind (namespace stub-verify and its document are deleted).
 set -euo pipefail
@@ -22,6 +30,40 @@ PROXY=/api/v1/namespaces/hpa-conformance-system/services/https:hpa-metrics-stub:
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 fail() { log "FAIL: $*"; exit 1; }
 ok() { log "ok: $*"; }
+
+tmp=$(mktemp -d)
+chmod 700 "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+view() { kubectl config view --raw --minify -o jsonpath="$1"; }
+server=$(view '{.clusters[0].cluster.server}')
+view '{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$tmp/ca.crt"
+view '{.users[0].user.client-certificate-data}' | base64 -d >"$tmp/client.crt"
+view '{.users[0].user.client-key-data}' | base64 -d >"$tmp/client.key"
+token=$(kubectl -n hpa-conformance-system get secret hpa-metrics-stub-control -o jsonpath='{.data.token}' | base64 -d)
+[ -n "$token" ] || fail "Secret hpa-metrics-stub-control has no token"
+printf 'x-hpa-metrics-stub-token: %s\n' "$token" >"$tmp/token.header"
+printf 'x-hpa-metrics-stub-token: %s\n' "not-the-token-0123456789" >"$tmp/wrong.header"
+# curl to the API server as the kubeconfig's user: METHOD PATH [curl args...]; prints the body,
+# fails on an HTTP error.
+api() {
+  local method=$1 path=$2
+  shift 2
+  curl -sS --fail-with-body --cacert "$tmp/ca.crt" --cert "$tmp/client.crt" --key "$tmp/client.key" \
+    -X "$method" "$server$path" "$@"
+}
+# The stub's control API through the service proxy, with the token.
+control() {
+  local method=$1 path=$2
+  shift 2
+  api "$method" "$PROXY$path" -H "@$tmp/token.header" -H 'content-type: application/json' "$@"
+}
+# The HTTP status of a GET through the API server (extra curl args after the path).
+status_of() {
+  local path=$1
+  shift
+  curl -sS -o /dev/null -w '%{http_code}' --cacert "$tmp/ca.crt" --cert "$tmp/client.crt" \
+    --key "$tmp/client.key" "$server$path" "$@"
+}
 
 kubectl wait --for=condition=Available --timeout=60s \
   apiservice/v1beta1.metrics.k8s.io apiservice/v1beta2.custom.metrics.k8s.io \
@@ -38,8 +80,9 @@ ok "discovery through the aggregator: $groups"
 kubectl delete namespace "$NS" --ignore-not-found --wait=true >/dev/null
 kubectl create namespace "$NS" >/dev/null
 cleanup() {
-  kubectl delete --raw "$PROXY/control/namespaces/$NS" >/dev/null 2>&1 || true
+  control DELETE "/control/namespaces/$NS" >/dev/null 2>&1 || true
   kubectl delete namespace "$NS" --wait=false >/dev/null 2>&1 || true
+  rm -rf "$tmp"
 }
 trap cleanup EXIT
 
@@ -90,12 +133,12 @@ doc=$(jq --arg now "$now" '{
     external: {queue: {items: [{value: "3", timestamp: $now}]}}
   }
 }' <<<"$pods")
-put() { kubectl replace --raw "$PROXY/control/namespaces/$NS" -f - >/dev/null <<<"$1"; }
+put() { control PUT "/control/namespaces/$NS" --data-binary @- >/dev/null <<<"$1"; }
 put "$doc"
 # The stub stores the document with its defaults filled in (empty maps, no faults).
 gist='{pods, items: [.metrics.resource.items[] | [.metadata.name, .timestamp, .window, .containers[0].usage.cpu]],
        rps: .metrics.pods.rps.items, hits: .metrics.object.hits, queue: .metrics.external.queue}'
-[ "$(kubectl get --raw "$PROXY/control/namespaces/$NS" | jq -S "$gist")" = "$(jq -S "$gist" <<<"$doc")" ] ||
+[ "$(control GET "/control/namespaces/$NS" | jq -S "$gist")" = "$(jq -S "$gist" <<<"$doc")" ] ||
   fail "control document read back differs"
 ok "control document put and read back through the service proxy"
 
@@ -176,7 +219,7 @@ event=$(wait_event "unable to fetch metrics from resource metrics API: the serve
   fail "unregistered mode not reported by the HPA"
 ok "HPA event: $event"
 
-counts=$(kubectl get --raw "$PROXY/control/namespaces/$NS/requests")
+counts=$(control GET "/control/namespaces/$NS/requests")
 for p in "/apis/metrics.k8s.io/v1beta1/namespaces/$NS/pods?labelSelector=app=web" \
          "/apis/custom.metrics.k8s.io/v1beta2/namespaces/$NS/pods/*/rps?labelSelector=app=web" \
          "/apis/custom.metrics.k8s.io/v1beta2/namespaces/$NS/deployments.apps/web/hits" \
@@ -185,4 +228,35 @@ for p in "/apis/metrics.k8s.io/v1beta1/namespaces/$NS/pods?labelSelector=app=web
   [ "$n" -gt 0 ] || fail "no request counted for $p: $counts"
 done
 ok "requests counted: $(jq -c .requests <<<"$counts")"
+
+# 6. Who is refused.
+for h in none wrong; do
+  args=()
+  [ $h = wrong ] && args=(-H "@$tmp/wrong.header")
+  code=$(status_of "$PROXY/control/namespaces/$NS" "${args[@]}")
+  [ "$code" = 401 ] || fail "control API through the service proxy with token=$h: HTTP $code, want 401"
+  code=$(status_of "$PROXY/control/namespaces/$NS" -X PUT --data-binary '{}' "${args[@]}")
+  [ "$code" = 401 ] || fail "PUT through the service proxy with token=$h: HTTP $code, want 401"
+done
+ok "control API without the token or with a wrong one: 401 (through the service proxy)"
+for p in "/apis/metrics.k8s.io/v1beta1/namespaces/$NS/pods" "/apis/external.metrics.k8s.io/v1beta1/namespaces/$NS/queue" /apis; do
+  code=$(status_of "$PROXY$p" -H "@$tmp/token.header")
+  [ "$code" = 401 ] || fail "metrics path $p through the service proxy (no front-proxy certificate): HTTP $code, want 401"
+done
+ok "metrics APIs through the service proxy (no front-proxy client certificate, even with the token): 401"
+
+kubectl -n hpa-conformance-system get networkpolicy hpa-metrics-stub >/dev/null || fail "NetworkPolicy hpa-metrics-stub missing"
+stub_ip=$(kubectl -n hpa-conformance-system get pods -l app.kubernetes.io/name=hpa-metrics-stub -o jsonpath='{.items[0].status.podIP}')
+kubectl -n "$NS" run netpol-probe --image=hpa-conformance/app:1 --image-pull-policy=Never --restart=Never \
+  --command -- sh -c "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 $stub_ip 8443 | od -An -tx1 | head -1; echo" >/dev/null
+kubectl -n "$NS" wait --for=jsonpath='{.status.phase}'=Succeeded pod/netpol-probe --timeout=60s >/dev/null ||
+  fail "the NetworkPolicy probe pod did not finish"
+# Plain text to a TLS port: the stub answers with a TLS alert record (15 03 0x ...) when the
+# packets get through; nothing comes back when the policy drops them.
+probe=$(kubectl -n "$NS" logs netpol-probe | head -1 | xargs)
+case "$probe" in
+  "15 03"*) ok "NetworkPolicy NOT enforced: a pod of namespace $NS exchanged data with the stub ($stub_ip:8443, its TLS alert: $probe) — this cluster's CNI does not implement NetworkPolicy; the stub's own authentication (above) is what refuses it" ;;
+  "") ok "NetworkPolicy enforced: a pod of namespace $NS gets nothing from the stub ($stub_ip:8443)" ;;
+  *) fail "NetworkPolicy probe: unexpected answer $probe" ;;
+esac
 log "all checks passed"

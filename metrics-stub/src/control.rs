@@ -16,6 +16,16 @@ pub const SERVICE_NAME: &str = "hpa-metrics-stub";
 /// The stub's Service port name.
 pub const SERVICE_PORT_NAME: &str = "https";
 
+/// The Secret (in [`SYSTEM_NAMESPACE`]) that holds the control API's token; the stub reads it
+/// from a mounted file (`--control-token-file`), the harness through the API server.
+pub const CONTROL_SECRET_NAME: &str = "hpa-metrics-stub-control";
+/// The key of the token in [`CONTROL_SECRET_NAME`].
+pub const CONTROL_SECRET_KEY: &str = "token";
+/// The request header that carries the control token. Not `Authorization`: the API server
+/// consumes that header (its own authentication) and removes it before the service proxy
+/// forwards a request, while other headers reach the stub as sent.
+pub const CONTROL_TOKEN_HEADER: &str = "x-hpa-metrics-stub-token";
+
 /// The API server path that reaches the stub's control API for `namespace` through the service
 /// proxy (`PUT`/`GET`/`DELETE` there act on that namespace's document).
 pub fn control_proxy_path(namespace: &str) -> String {

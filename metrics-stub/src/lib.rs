@@ -13,6 +13,8 @@ pub mod control;
 #[cfg(feature = "server")]
 pub mod answers;
 #[cfg(feature = "server")]
+pub mod auth;
+#[cfg(feature = "server")]
 pub mod discovery;
 #[cfg(feature = "server")]
 pub mod reply;
@@ -26,5 +28,7 @@ pub mod state;
 pub mod tls;
 #[cfg(feature = "server")]
 pub mod wire;
+#[cfg(feature = "server")]
+pub mod x509;
 
 pub use control::{ApiFault, ControlDocument, FaultMode, Faults};

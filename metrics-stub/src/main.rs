@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Parser;
+use hpa_metrics_stub::auth::{Auth, ControlToken};
 use hpa_metrics_stub::server::Server;
 use hpa_metrics_stub::state::{Clock, Store};
 use hpa_metrics_stub::tls;
@@ -28,6 +29,19 @@ struct Args {
     /// An extra DNS name or IP address for the generated certificate (repeatable).
     #[arg(long = "tls-san")]
     tls_sans: Vec<String>,
+    /// The control API's token (a file holding it: the mounted Secret key). Every /control
+    /// request must send it in the x-hpa-metrics-stub-token header (or Authorization: Bearer).
+    #[arg(long)]
+    control_token_file: PathBuf,
+    /// The CA (PEM) that signs the API server's front-proxy client certificate: the metrics APIs
+    /// answer only clients presenting a certificate it signed (kube-system ConfigMap
+    /// extension-apiserver-authentication, key requestheader-client-ca-file).
+    #[arg(long)]
+    requestheader_client_ca_file: PathBuf,
+    /// The CommonNames a front-proxy client certificate may have, comma-separated (that
+    /// ConfigMap's requestheader-allowed-names); empty: any certificate the CA signed.
+    #[arg(long, value_delimiter = ',', default_value = "")]
+    requestheader_allowed_names: Vec<String>,
     /// The stub's log level (`debug` logs every request; other crates log warnings), or a full
     /// env-filter directive such as `debug,rustls=info`.
     #[arg(long, default_value = "info")]
@@ -55,8 +69,23 @@ async fn main() -> anyhow::Result<()> {
         (None, None) => tls::self_signed(&args.tls_sans)?,
         _ => bail!("--tls-cert and --tls-key go together"),
     };
-    let config = tls::server_config(identity)?;
-    let server = Server::start(args.listen, config, Arc::new(Store::new(Clock::System))).await?;
+    let client_ca = tls::client_ca_from_pem_file(&args.requestheader_client_ca_file)?;
+    let config = tls::server_config(identity, Some(client_ca))?;
+    let auth = Auth {
+        control_token: ControlToken::from_file(&args.control_token_file)?,
+        allowed_names: args
+            .requestheader_allowed_names
+            .iter()
+            .map(|n| n.trim().to_string())
+            .filter(|n| !n.is_empty())
+            .collect(),
+    };
+    tracing::info!(
+        allowed_names = ?auth.allowed_names,
+        "control API: token required; metrics APIs: front-proxy client certificate required"
+    );
+    let store = Arc::new(Store::new(Clock::System));
+    let server = Server::start(args.listen, config, store, Arc::new(auth)).await?;
 
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("installing the SIGTERM handler")?;

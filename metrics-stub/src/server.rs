@@ -9,6 +9,11 @@
 //!   /control/namespaces/{ns}`; `GET`, `DELETE /control/namespaces/{ns}/requests`; `GET
 //!   /control/request-times` (every namespace's last metric request instants).
 //!
+//! Who may call what is [`crate::auth`]'s: the control API needs the control token (checked
+//! before a body is read), every path but the health checks and the control API needs the API
+//! server's front-proxy client certificate. What is stored is bounded by the store's
+//! [`Caps`](crate::state::Caps): a control document is checked against them before it is parsed.
+//!
 //! Every connection is bounded ([`Limits`]): the TLS handshake and each request head (request line
 //! and headers; counted from the handshake or the end of the previous response, so an idle
 //! keep-alive connection counts too) must complete within their timeouts, or the connection is
@@ -19,13 +24,16 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, FromRef, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::{Extension, Router};
+use hyper::body::Incoming;
+use hyper::service::Service as _;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
@@ -35,11 +43,12 @@ use tokio_rustls::TlsAcceptor;
 use tracing::{debug, info, warn};
 
 use crate::answers::{self, Query};
+use crate::auth::{Auth, Peer};
 use crate::control::{ControlDocument, NamespaceList};
 use crate::discovery;
 use crate::reply::Reply;
 use crate::routes::{MetricRoute, Route, route};
-use crate::state::Store;
+use crate::state::{CapError, Store, weight};
 use crate::wire::Status;
 
 /// Starting the server failed.
@@ -83,9 +92,6 @@ impl Default for Limits {
     }
 }
 
-/// The largest control document accepted.
-const BODY_LIMIT: usize = 16 * 1024 * 1024;
-
 impl IntoResponse for Reply {
     fn into_response(self) -> Response {
         let mut response = Response::new(Body::from(self.body));
@@ -104,12 +110,25 @@ impl IntoResponse for Reply {
     }
 }
 
-/// The router of every path the stub serves.
-pub fn router(store: Arc<Store>) -> Router {
-    Router::new()
-        .route("/healthz", get(ok))
-        .route("/readyz", get(ok))
-        .route("/livez", get(ok))
+/// What every handler shares.
+#[derive(Debug, Clone)]
+struct App {
+    store: Arc<Store>,
+    auth: Arc<Auth>,
+}
+
+impl FromRef<App> for Arc<Store> {
+    fn from_ref(app: &App) -> Arc<Store> {
+        app.store.clone()
+    }
+}
+
+/// The router of every path the stub serves. A request's [`Peer`] (its client certificate) is
+/// an extension the connection puts on it; without one, it has presented none.
+pub fn router(store: Arc<Store>, auth: Arc<Auth>) -> Router {
+    let body_limit = store.caps().max_document_bytes;
+    let app = App { store, auth };
+    let control = Router::new()
         .route("/control/namespaces", get(list_namespaces))
         .route(
             "/control/namespaces/{ns}",
@@ -120,10 +139,27 @@ pub fn router(store: Arc<Store>) -> Router {
             get(get_counts).delete(delete_counts),
         )
         .route("/control/request-times", get(get_times))
+        .route_layer(middleware::from_fn_with_state(app.clone(), control_auth));
+    Router::new()
+        .route("/healthz", get(ok))
+        .route("/readyz", get(ok))
+        .route("/livez", get(ok))
+        .merge(control)
         .fallback(api)
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(DefaultBodyLimit::max(body_limit))
         .layer(middleware::from_fn(log_request))
-        .with_state(store)
+        .with_state(app)
+}
+
+/// The control API's gate: the token, before anything else (a body is never read without it).
+async fn control_auth(State(app): State<App>, request: Request, next: Next) -> Response {
+    match app.auth.check_control(request.headers()) {
+        None => next.run(request).await,
+        Some(refused) => {
+            warn!(method = %request.method(), uri = %request.uri(), "control API: {}", refused.body_text().trim());
+            refused.into_response()
+        }
+    }
 }
 
 async fn log_request(request: Request, next: Next) -> Response {
@@ -177,11 +213,45 @@ async fn get_document(State(store): State<Arc<Store>>, Path(ns): Path<String>) -
     }
 }
 
+fn cap_error(e: &CapError) -> Reply {
+    control_error(e.http_status(), e.reason(), e.to_string())
+}
+
+/// Whether `ns` can name a namespace (a DNS-1123 label).
+fn namespace_name(ns: &str) -> bool {
+    let b = ns.as_bytes();
+    (1..=63).contains(&b.len())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
 async fn put_document(
     State(store): State<Arc<Store>>,
     Path(ns): Path<String>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Reply {
+    if !namespace_name(&ns) {
+        return control_error(
+            422,
+            "Invalid",
+            format!("{ns:?} is not a namespace name (a DNS-1123 label)"),
+        );
+    }
+    let body = match body {
+        Ok(body) => body,
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return cap_error(&CapError::DocumentBytes {
+                max: store.caps().max_document_bytes,
+            });
+        }
+        Err(e) => return control_error(400, "BadRequest", format!("reading the body: {e}")),
+    };
+    let weight = weight(&body);
+    if let Err(e) = store.admit(&ns, body.len(), weight) {
+        return cap_error(&e);
+    }
     let doc: ControlDocument = match serde_json::from_slice(&body) {
         Ok(doc) => doc,
         Err(e) => {
@@ -192,8 +262,11 @@ async fn put_document(
         return control_error(422, "Invalid", format!("invalid control document: {e}"));
     }
     let reply = Reply::json(200, &doc);
-    let replaced = store.put(&ns, doc);
-    debug!(namespace = %ns, replaced, "control document stored");
+    let replaced = match store.put(&ns, doc, body.len(), weight) {
+        Ok(replaced) => replaced,
+        Err(e) => return cap_error(&e),
+    };
+    debug!(namespace = %ns, replaced, weight, "control document stored");
     Reply {
         status: if replaced { 200 } else { 201 },
         ..reply
@@ -236,11 +309,17 @@ fn count_key(uri: &Uri) -> String {
 }
 
 async fn api(
-    State(store): State<Arc<Store>>,
+    State(app): State<App>,
+    peer: Option<Extension<Peer>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
 ) -> Reply {
+    if let Some(refused) = app.auth.check_front_proxy(peer.as_ref().map(|p| &p.0)) {
+        debug!(%method, %uri, status = refused.status, "metrics API: refused");
+        return refused;
+    }
+    let store = app.store;
     let route = route(uri.path());
     if method != Method::GET && method != Method::HEAD {
         return match route {
@@ -294,13 +373,14 @@ pub struct Server {
 
 impl Server {
     /// Binds `listen` and serves HTTPS there until [`Server::shutdown`], within
-    /// [`Limits::DEFAULT`].
+    /// [`Limits::DEFAULT`], demanding what `auth` says of its callers.
     pub async fn start(
         listen: SocketAddr,
         tls: Arc<rustls::ServerConfig>,
         store: Arc<Store>,
+        auth: Arc<Auth>,
     ) -> Result<Server, ServeError> {
-        Server::start_with(listen, tls, store, Limits::DEFAULT).await
+        Server::start_with(listen, tls, store, auth, Limits::DEFAULT).await
     }
 
     /// [`Server::start`] within `limits`.
@@ -308,6 +388,7 @@ impl Server {
         listen: SocketAddr,
         tls: Arc<rustls::ServerConfig>,
         store: Arc<Store>,
+        auth: Arc<Auth>,
         limits: Limits,
     ) -> Result<Server, ServeError> {
         let listener = TcpListener::bind(listen)
@@ -321,7 +402,7 @@ impl Server {
             source,
         })?;
         let acceptor = TlsAcceptor::from(tls);
-        let app = router(store.clone());
+        let app = router(store.clone(), auth);
         let (stop, mut stopped) = watch::channel(false);
         let slots = Arc::new(Semaphore::new(limits.max_connections));
         let task = tokio::spawn(async move {
@@ -385,7 +466,20 @@ async fn serve_connection(
             return;
         }
     };
-    let service = TowerToHyperService::new(app);
+    // The client certificate rustls verified (if any): its CommonName goes with every request.
+    let client = Peer {
+        client_cn: tls
+            .get_ref()
+            .1
+            .peer_certificates()
+            .and_then(|chain| chain.first())
+            .map(|leaf| crate::x509::common_name(leaf).unwrap_or_default()),
+    };
+    let inner = TowerToHyperService::new(app);
+    let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
+        request.extensions_mut().insert(client.clone());
+        inner.call(request)
+    });
     if let Err(e) = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)

@@ -2,6 +2,12 @@
 //! PEM files are given, served by rustls with the ring provider (no aws-lc, no openssl). The
 //! APIServices skip verification (`insecureSkipTLSVerify`): the certificate is new each start, so
 //! there is no CA bundle to pin.
+//!
+//! Client certificates: with the requestheader client CA (`--requestheader-client-ca-file`, the
+//! `requestheader-client-ca-file` of kube-system's `extension-apiserver-authentication`
+//! ConfigMap), a client may present a certificate, and one that CA did not sign (for client
+//! authentication) ends the handshake; a client without one is let through to the paths that
+//! need none ([`crate::auth`] decides per path).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,6 +46,40 @@ pub enum TlsError {
     /// rustls refused the certificate or key.
     #[error("TLS configuration: {0}")]
     Rustls(#[from] rustls::Error),
+    /// The client CA file holds no usable CA certificate.
+    #[error("{path} holds no usable CA certificate{}", .reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default())]
+    NoClientCa {
+        /// The file.
+        path: PathBuf,
+        /// What rustls said of its certificates, if anything.
+        reason: Option<String>,
+    },
+    /// rustls refused to build the client certificate verifier.
+    #[error("client certificate verifier: {0}")]
+    Verifier(#[from] rustls::server::VerifierBuilderError),
+}
+
+/// The CA certificates of a PEM file, as trust anchors for client certificates.
+pub fn client_ca_from_pem_file(path: &Path) -> Result<rustls::RootCertStore, TlsError> {
+    let certs = CertificateDer::pem_file_iter(path)
+        .map_err(|source| TlsError::Pem {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|source| TlsError::Pem {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let mut roots = rustls::RootCertStore::empty();
+    let (added, ignored) = roots.add_parsable_certificates(certs);
+    if added == 0 {
+        return Err(TlsError::NoClientCa {
+            path: path.to_path_buf(),
+            reason: (ignored > 0).then(|| format!("{ignored} certificate(s) not usable as a CA")),
+        });
+    }
+    Ok(roots)
 }
 
 /// A certificate chain and its key.
@@ -89,13 +129,24 @@ pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Identity, TlsError> {
     })
 }
 
-/// The rustls server configuration (ring provider, HTTP/1.1 by ALPN).
-pub fn server_config(identity: Identity) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+/// The rustls server configuration (ring provider, HTTP/1.1 by ALPN); with `client_ca`, client
+/// certificates are requested (not required) and verified against it.
+pub fn server_config(
+    identity: Identity,
+    client_ca: Option<rustls::RootCertStore>,
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
-        .with_single_cert(identity.cert_chain, identity.key)?;
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()?;
+    let builder = match client_ca {
+        Some(roots) => builder.with_client_cert_verifier(
+            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .allow_unauthenticated()
+                .build()?,
+        ),
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder.with_single_cert(identity.cert_chain, identity.key)?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use hpa_metrics_stub::auth::{Auth, ControlToken};
 use hpa_metrics_stub::server::{Limits, Server};
 use hpa_metrics_stub::state::{Clock, Store};
 use hpa_metrics_stub::tls;
@@ -38,10 +39,15 @@ async fn start() -> Stub {
         .expect("versions")
         .with_root_certificates(roots)
         .with_no_client_auth();
+    let auth = Auth {
+        control_token: ControlToken::new("limits-test-token-0123456789").expect("token"),
+        allowed_names: Vec::new(),
+    };
     let server = Server::start_with(
         "127.0.0.1:0".parse::<SocketAddr>().expect("addr"),
-        tls::server_config(identity).expect("tls"),
+        tls::server_config(identity, None).expect("tls"),
         Arc::new(Store::new(Clock::System)),
+        Arc::new(auth),
         LIMITS,
     )
     .await

@@ -1,11 +1,16 @@
 //! The stub over real HTTPS on 127.0.0.1: a client that trusts the generated certificate puts
-//! control documents and reads every path the metrics clients read, with exact bodies.
+//! control documents (with the control token, no client certificate, as the API server's service
+//! proxy connects) and reads every path the metrics clients read with the front-proxy client
+//! certificate (as the aggregator connects), with exact bodies; then who is refused what, and
+//! the store's caps over HTTP.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use hpa_metrics_stub::auth::{Auth, ControlToken};
+use hpa_metrics_stub::control::CONTROL_TOKEN_HEADER;
 use hpa_metrics_stub::server::Server;
-use hpa_metrics_stub::state::{Clock, Store};
+use hpa_metrics_stub::state::{Caps, Clock, Store};
 use hpa_metrics_stub::tls;
 use hpa_reference::metrics_api::{ListAnswer, PodMetrics, resource_metric};
 use hpa_reference::view::MetricValues;
@@ -15,7 +20,7 @@ use hyper::{Method, Request};
 use hyper_util::rt::TokioIo;
 use k8s_openapi::jiff::Timestamp;
 use rstest::rstest;
-use rustls::pki_types::ServerName;
+use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
@@ -25,7 +30,9 @@ const NOW: i64 = 1_767_225_600;
 
 struct Stub {
     server: Server,
-    client: Arc<rustls::ClientConfig>,
+    /// Trusts the stub's certificate.
+    roots: Arc<rustls::RootCertStore>,
+    pki: Pki,
 }
 
 struct Answer {
@@ -41,33 +48,128 @@ impl Answer {
     }
 }
 
+/// The control token of these tests.
+const TOKEN: &str = "server-test-control-token-0123456789";
+
+/// Who connects: the API server's front proxy, a client the front-proxy CA signed under another
+/// name, a client of another CA, or a client without a certificate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Who {
+    FrontProxy,
+    OtherName,
+    ForeignCa,
+    NoCert,
+}
+
+type ClientCert = (
+    Vec<CertificateDer<'static>>,
+    rustls::pki_types::PrivateKeyDer<'static>,
+);
+
+/// A requestheader (front-proxy) CA and client certificates, as kubeadm makes them.
+struct Pki {
+    ca: rustls::RootCertStore,
+    front_proxy: ClientCert,
+    other_name: ClientCert,
+    foreign: ClientCert,
+}
+
+fn client_cert(issuer: &rcgen::Issuer<'_, rcgen::KeyPair>, cn: &str) -> ClientCert {
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, cn);
+    params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.signed_by(&key, issuer).unwrap();
+    (
+        vec![cert.der().clone()],
+        rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+    )
+}
+
+fn ca(cn: &str) -> rcgen::CertifiedIssuer<'static, rcgen::KeyPair> {
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, cn);
+    params.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::DigitalSignature,
+    ];
+    rcgen::CertifiedIssuer::self_signed(params, rcgen::KeyPair::generate().unwrap()).unwrap()
+}
+
+impl Pki {
+    fn new() -> Pki {
+        let front_proxy_ca = ca("front-proxy-ca");
+        let other_ca = ca("front-proxy-ca");
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(front_proxy_ca.der().clone()).unwrap();
+        Pki {
+            ca: roots,
+            front_proxy: client_cert(&front_proxy_ca, "front-proxy-client"),
+            other_name: client_cert(&front_proxy_ca, "someone-else"),
+            foreign: client_cert(&other_ca, "front-proxy-client"),
+        }
+    }
+}
+
 async fn start() -> Stub {
+    start_with(Store::new(Clock::Fixed(
+        Timestamp::from_second(NOW).unwrap(),
+    )))
+    .await
+}
+
+async fn start_with(store: Store) -> Stub {
     let identity = tls::self_signed(&[]).unwrap();
     let mut roots = rustls::RootCertStore::empty();
     roots.add(identity.cert_chain[0].clone()).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let client = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let store = Arc::new(Store::new(Clock::Fixed(
-        Timestamp::from_second(NOW).unwrap(),
-    )));
+    let pki = Pki::new();
+    let auth = Auth {
+        control_token: ControlToken::new(TOKEN).unwrap(),
+        allowed_names: vec!["front-proxy-client".to_string()],
+    };
     let server = Server::start(
         "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
-        tls::server_config(identity).unwrap(),
-        store,
+        tls::server_config(identity, Some(pki.ca.clone())).unwrap(),
+        Arc::new(store),
+        Arc::new(auth),
     )
     .await
     .unwrap();
     Stub {
         server,
-        client: Arc::new(client),
+        roots: Arc::new(roots),
+        pki,
     }
 }
 
 impl Stub {
+    fn client(&self, who: Who) -> Arc<rustls::ClientConfig> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(self.roots.clone());
+        let cert = match who {
+            Who::FrontProxy => &self.pki.front_proxy,
+            Who::OtherName => &self.pki.other_name,
+            Who::ForeignCa => &self.pki.foreign,
+            Who::NoCert => return Arc::new(builder.with_no_client_auth()),
+        };
+        Arc::new(
+            builder
+                .with_client_auth_cert(cert.0.clone(), cert.1.clone_key())
+                .unwrap(),
+        )
+    }
+
+    /// A request as the harness makes it through the service proxy (control paths: no client
+    /// certificate, the token) or as the API server's aggregator does (every other path: the
+    /// front-proxy certificate).
     async fn request(
         &self,
         method: Method,
@@ -75,26 +177,54 @@ impl Stub {
         accept: Option<&str>,
         body: Option<String>,
     ) -> Answer {
+        let mut headers = vec![];
+        if let Some(a) = accept {
+            headers.push(("accept", a.to_string()));
+        }
+        let who = if path.starts_with("/control") {
+            headers.push((CONTROL_TOKEN_HEADER, TOKEN.to_string()));
+            Who::NoCert
+        } else {
+            Who::FrontProxy
+        };
+        self.request_as(who, method, path, &headers, body)
+            .await
+            .unwrap()
+    }
+
+    /// One request on a new connection; `Err` when the TLS handshake fails.
+    async fn request_as(
+        &self,
+        who: Who,
+        method: Method,
+        path: &str,
+        headers: &[(&str, String)],
+        body: Option<String>,
+    ) -> Result<Answer, String> {
         let tcp = TcpStream::connect(self.server.local_addr).await.unwrap();
-        let tls = TlsConnector::from(self.client.clone())
+        let tls = TlsConnector::from(self.client(who))
             .connect(ServerName::try_from("localhost").unwrap(), tcp)
             .await
-            .unwrap();
+            .map_err(|e| e.to_string())?;
         let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
             .await
-            .unwrap();
+            .map_err(|e| e.to_string())?;
         tokio::spawn(connection);
         let mut request = Request::builder()
             .method(method)
             .uri(path)
             .header("host", "localhost");
-        if let Some(a) = accept {
-            request = request.header("accept", a);
+        for (k, v) in headers {
+            request = request.header(*k, v);
         }
         let request = request
             .body(Full::new(Bytes::from(body.unwrap_or_default())))
             .unwrap();
-        let response = sender.send_request(request).await.unwrap();
+        // TLS 1.3: a refused client certificate is only known when the server's alert arrives.
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| e.to_string())?;
         let status = response.status().as_u16();
         let header = |name: &str| {
             response
@@ -105,12 +235,12 @@ impl Stub {
         let content_type = header("content-type").unwrap_or_default();
         let nosniff = header("x-content-type-options").as_deref() == Some("nosniff");
         let body = response.into_body().collect().await.unwrap().to_bytes();
-        Answer {
+        Ok(Answer {
             status,
             content_type,
             nosniff,
             body: String::from_utf8(body.to_vec()).unwrap(),
-        }
+        })
     }
 
     async fn get(&self, path: &str) -> Answer {
@@ -707,5 +837,188 @@ async fn the_control_api() {
 
     let post = stub.request(Method::POST, PODS, None, None).await;
     assert_eq!(post.status, 405);
+    stub.server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_control_api_needs_the_token() {
+    let stub = start().await;
+    let doc = document().to_string();
+    let put = |who: Who, headers: Vec<(&'static str, String)>, body: String| {
+        let stub = &stub;
+        async move {
+            stub.request_as(
+                who,
+                Method::PUT,
+                "/control/namespaces/case",
+                &headers,
+                Some(body),
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let missing = put(Who::NoCert, vec![], doc.clone()).await;
+    assert_eq!(missing.status, 401, "{}", missing.body);
+    assert_eq!(missing.json()["reason"], "Unauthorized");
+    assert_eq!(
+        missing.json()["message"],
+        "the control API needs the token of Secret hpa-conformance-system/hpa-metrics-stub-control \
+         (key token) in the x-hpa-metrics-stub-token header (or Authorization: Bearer on a direct connection)"
+    );
+    // Checked before the body is read: a body over the size cap is still a 401.
+    let huge = put(Who::NoCert, vec![], "x".repeat(8 << 20)).await;
+    assert_eq!(huge.status, 401);
+    let wrong = put(
+        Who::NoCert,
+        vec![(CONTROL_TOKEN_HEADER, format!("{TOKEN}x"))],
+        doc.clone(),
+    )
+    .await;
+    assert_eq!(wrong.status, 401);
+    assert!(
+        wrong.json()["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid control token")
+    );
+    // The front-proxy certificate is no control credential.
+    let front_proxy = put(Who::FrontProxy, vec![], doc.clone()).await;
+    assert_eq!(front_proxy.status, 401);
+    for path in [
+        "/control/namespaces",
+        "/control/namespaces/case",
+        "/control/namespaces/case/requests",
+        "/control/request-times",
+    ] {
+        let read = stub
+            .request_as(Who::NoCert, Method::GET, path, &[], None)
+            .await
+            .unwrap();
+        assert_eq!(read.status, 401, "{path}");
+    }
+    assert_eq!(
+        stub.get("/control/namespaces").await.json(),
+        json!({"namespaces": []}),
+        "nothing was stored"
+    );
+    // A direct connection may send it as a bearer token.
+    let bearer = put(
+        Who::NoCert,
+        vec![("authorization", format!("Bearer {TOKEN}"))],
+        doc,
+    )
+    .await;
+    assert_eq!(bearer.status, 201, "{}", bearer.body);
+    stub.server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_metrics_apis_answer_only_the_front_proxy() {
+    let stub = start().await;
+    assert_eq!(stub.put("case", &document()).await.status, 201);
+    for path in [
+        PODS,
+        CUSTOM_PODS,
+        EXTERNAL,
+        "/apis",
+        "/apis/metrics.k8s.io/v1beta1",
+        "/openapi/v2",
+        "/no/such/path",
+    ] {
+        let none = stub
+            .request_as(Who::NoCert, Method::GET, path, &[], None)
+            .await
+            .unwrap();
+        assert_eq!(none.status, 401, "{path}: {}", none.body);
+        assert_eq!(none.json()["reason"], "Unauthorized", "{path}");
+        let other = stub
+            .request_as(Who::OtherName, Method::GET, path, &[], None)
+            .await
+            .unwrap();
+        assert_eq!(other.status, 403, "{path}: {}", other.body);
+        assert_eq!(
+            other.json()["message"],
+            "client certificate CN \"someone-else\" is not an allowed front-proxy name (front-proxy-client)"
+        );
+        let foreign = stub
+            .request_as(Who::ForeignCa, Method::GET, path, &[], None)
+            .await;
+        assert!(
+            foreign.is_err(),
+            "{path}: another CA's certificate was let in"
+        );
+    }
+    // The control token is no metrics credential.
+    let token = stub
+        .request_as(
+            Who::NoCert,
+            Method::GET,
+            PODS,
+            &[(CONTROL_TOKEN_HEADER, TOKEN.to_string())],
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(token.status, 401);
+    assert_eq!(
+        stub.get("/control/namespaces/case/requests").await.json(),
+        json!({"requests": {}}),
+        "refused requests are not counted"
+    );
+    assert_eq!(stub.get(PODS).await.status, 200);
+    for path in ["/healthz", "/readyz", "/livez"] {
+        let health = stub
+            .request_as(Who::NoCert, Method::GET, path, &[], None)
+            .await
+            .unwrap();
+        assert_eq!((health.status, health.body.as_str()), (200, "ok"), "{path}");
+    }
+    stub.server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_caps_refuse_what_exceeds_them_with_clear_statuses() {
+    let caps = Caps {
+        max_namespaces: 2,
+        max_document_bytes: 4096,
+        ..Caps::DEFAULT
+    };
+    let stub = start_with(Store::with_caps(
+        Clock::Fixed(Timestamp::from_second(NOW).unwrap()),
+        caps,
+    ))
+    .await;
+    let doc = json!({"pods": {"web-1": {"app": "web"}}});
+    let large = json!({"pods": {"web-1": {"app": "w".repeat(5000)}}});
+    let too_large = stub.put("a", &large).await;
+    assert_eq!(too_large.status, 413, "{}", too_large.body);
+    assert_eq!(too_large.json()["reason"], "RequestEntityTooLarge");
+    assert_eq!(
+        too_large.json()["message"],
+        "the control document has more than the cap of 4096 bytes"
+    );
+    assert_eq!(stub.put("a", &doc).await.status, 201);
+    assert_eq!(stub.put("b", &doc).await.status, 201);
+    let full = stub.put("c", &doc).await;
+    assert_eq!(full.status, 429, "{}", full.body);
+    assert_eq!(full.json()["reason"], "TooManyRequests");
+    assert!(
+        full.json()["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 namespaces already have a document (the cap)"),
+        "{}",
+        full.body
+    );
+    assert_eq!(stub.put("b", &doc).await.status, 200, "a replacement fits");
+    for bad in ["Bad_Name", "-a", &"n".repeat(64)] {
+        let r = stub.put(bad, &doc).await;
+        assert_eq!(r.status, 422, "{bad}: {}", r.body);
+    }
+    assert_eq!(
+        stub.get("/control/namespaces").await.json(),
+        json!({"namespaces": ["a", "b"]})
+    );
     stub.server.shutdown().await;
 }

@@ -1,13 +1,9 @@
 //! The Kubernetes side of the real-time lane: the simulated node the harness owns (kwok-style: a
 //! Node object and its Lease kept fresh, no kubelet), namespaces, the scale target, the pods'
-//! status as the case's world says, the HPA, and the metrics stub's per-namespace answers.
+//! status as the case's world says, and the HPA (the metrics stub's answers: `stub.rs`).
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
-use hpa_metrics_stub::control::{
-    ControlDocument, SERVICE_NAME, SERVICE_PORT_NAME, SYSTEM_NAMESPACE, control_proxy_path,
-};
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodSpec};
@@ -350,48 +346,6 @@ pub async fn force_delete_pod(client: &Client, ns: &str, name: &str) {
         ..DeleteParams::default()
     };
     let _ = api.delete(name, &dp).await;
-}
-
-/// Replaces the metrics stub's answers for a namespace.
-pub async fn put_stub(client: &Client, ns: &str, doc: &ControlDocument) -> KubeResult<()> {
-    let body = serde_json::to_vec(doc).map_err(|e| e.to_string())?;
-    let req = http::Request::put(control_proxy_path(ns))
-        .header("content-type", "application/json")
-        .body(body)
-        .map_err(|e| e.to_string())?;
-    client
-        .request_text(req)
-        .await
-        .map_err(err("setting the metrics stub's answers"))?;
-    Ok(())
-}
-
-/// Forgets a namespace in the metrics stub.
-pub async fn delete_stub(client: &Client, ns: &str) {
-    if let Ok(req) = http::Request::delete(control_proxy_path(ns)).body(Vec::new()) {
-        let _ = client.request_text(req).await;
-    }
-}
-
-/// Waits until the metrics stub answers through the service proxy.
-pub async fn stub_ready(client: &Client) -> KubeResult<()> {
-    let path = format!(
-        "/api/v1/namespaces/{SYSTEM_NAMESPACE}/services/https:{SERVICE_NAME}:{SERVICE_PORT_NAME}/proxy/healthz"
-    );
-    let mut last = String::new();
-    for _ in 0..30 {
-        let req = http::Request::get(path.as_str())
-            .body(Vec::new())
-            .map_err(|e| e.to_string())?;
-        match client.request_text(req).await {
-            Ok(_) => return Ok(()),
-            Err(e) => last = e.to_string(),
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-    Err(format!(
-        "the metrics stub does not answer ({last}); install it with `just kind-stub`"
-    ))
 }
 
 /// kube-controller-manager's command line, when it runs as a static pod (kind, kubeadm).

@@ -114,6 +114,8 @@ pub struct Observed {
 pub struct Lane<'a> {
     /// The cluster.
     pub client: &'a Client,
+    /// The metrics stub's control API.
+    pub stub: &'a super::stub::StubControl,
     /// The namespace made for the case.
     pub namespace: String,
     /// The cluster's controller settings.
@@ -508,7 +510,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
     }
     let all_real: Vec<Pod> = reals.concat();
     let mut last_doc = stub_doc(&apis, &all_real, &unregistered);
-    k::put_stub(c, ns, &last_doc).await?;
+    lane.stub.put(ns, &last_doc).await?;
     let wait = create_at - wall_micros();
     if wait > 0 {
         tokio::time::sleep(Duration::from_micros(wait as u64)).await;
@@ -584,7 +586,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
             }
             let doc = stub_doc(&apis, &all_real, &unregistered);
             if doc != last_doc {
-                k::put_stub(c, ns, &doc).await?;
+                lane.stub.put(ns, &doc).await?;
                 last_doc = doc;
             }
             for (m, (ti, replicas)) in members.iter_mut().zip(at) {

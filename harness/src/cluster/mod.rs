@@ -18,6 +18,7 @@ pub mod plan;
 pub mod progress;
 pub mod rbac;
 pub mod scale;
+pub mod stub;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -297,7 +298,7 @@ async fn run_all_async(
     kube::ensure_sim_node(&client)
         .await
         .map_err(ClusterError::Connect)?;
-    kube::stub_ready(&client)
+    let stub = stub::StubControl::connect(&client)
         .await
         .map_err(ClusterError::Connect)?;
     let run_id = format!(
@@ -322,6 +323,7 @@ async fn run_all_async(
     for (i, plan) in runnable {
         let case = cases[i].clone();
         let client = client.clone();
+        let stub = stub.clone();
         let settings = opts.settings.clone();
         let permits = Arc::clone(&permits);
         let progress = Arc::clone(&progress);
@@ -348,13 +350,14 @@ async fn run_all_async(
                 Ok(()) => {
                     let lane = lane::Lane {
                         client: &client,
+                        stub: &stub,
                         namespace: ns.clone(),
                         settings: &settings,
                         // Decisions may each come a sync period late: room for the last ones.
                         tail: 2.0 * tolerance,
                     };
                     let r = lane::run(&lane, &case, &plan).await;
-                    kube::delete_stub(&client, &ns).await;
+                    stub.delete(&ns).await;
                     kube::delete_namespace(&client, &ns).await;
                     r
                 }

@@ -9,9 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hpa_metrics_stub::control::{
-    ControlDocument, RequestTimes, SERVICE_NAME, SERVICE_PORT_NAME, SYSTEM_NAMESPACE,
-};
+use hpa_metrics_stub::control::{ControlDocument, RequestTimes};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -23,6 +21,7 @@ use serde_json::json;
 
 use super::kube as k;
 use super::plan::WorkloadKind;
+use super::stub::StubControl;
 use hpa_reference::metrics_api::{ListAnswer, MetricsApis, PodValue};
 
 /// The run label's value on the benchmark's namespaces.
@@ -52,14 +51,14 @@ pub async fn create(client: &Client, load: Load) -> Result<Duration, String> {
     let started = Instant::now();
     k::ensure_sim_node(client).await?;
     k::heartbeat(client).await?;
-    k::stub_ready(client).await?;
+    let stub = StubControl::connect(client).await?;
     let sem = Arc::new(tokio::sync::Semaphore::new(load.parallel.max(1)));
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..load.hpas {
-        let (client, sem) = (client.clone(), sem.clone());
+        let (client, sem, stub) = (client.clone(), sem.clone(), stub.clone());
         tasks.spawn(async move {
             let _permit = sem.acquire_owned().await.map_err(|e| e.to_string())?;
-            one(&client, &namespace(i), load.pods).await
+            one(&client, &stub, &namespace(i), load.pods).await
         });
     }
     let mut last_beat = Instant::now();
@@ -82,7 +81,7 @@ pub async fn create(client: &Client, load: Load) -> Result<Duration, String> {
     Ok(started.elapsed())
 }
 
-async fn one(client: &Client, ns: &str, pods: usize) -> Result<(), String> {
+async fn one(client: &Client, stub: &StubControl, ns: &str, pods: usize) -> Result<(), String> {
     let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
     if hpas
         .get_opt("app")
@@ -167,7 +166,7 @@ async fn one(client: &Client, ns: &str, pods: usize) -> Result<(), String> {
     }
     doc.metrics = MetricsApis::default();
     doc.metrics.pods.insert(METRIC.into(), values);
-    k::put_stub(client, ns, &doc).await?;
+    stub.put(ns, &doc).await?;
     let hpa: HorizontalPodAutoscaler = serde_json::from_value(json!({
         "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
         "metadata": {"name": "app"},
@@ -194,32 +193,17 @@ pub async fn keep_node(client: &Client) -> ! {
     }
 }
 
-/// Every namespace's last metric request instants, from the stub.
-pub async fn request_times(client: &Client) -> Result<RequestTimes, String> {
-    let path = format!(
-        "/api/v1/namespaces/{SYSTEM_NAMESPACE}/services/https:{SERVICE_NAME}:{SERVICE_PORT_NAME}/proxy/control/request-times"
-    );
-    let req = http::Request::get(path)
-        .body(Vec::new())
-        .map_err(|e| e.to_string())?;
-    let text = client
-        .request_text(req)
-        .await
-        .map_err(|e| format!("reading the stub's request times: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("the stub's request times: {e}"))
-}
-
 /// Waits until every one of `hpas` namespaces has had a metric request after `since_ms` (each HPA
 /// reconciled at least once by the controller now running), or `timeout`.
 pub async fn wait_all_reconciled(
-    client: &Client,
+    stub: &StubControl,
     hpas: usize,
     since_ms: i64,
     timeout: Duration,
 ) -> Result<Duration, String> {
     let started = Instant::now();
     loop {
-        let times = request_times(client).await?;
+        let times: RequestTimes = stub.request_times().await?;
         let done = (0..hpas)
             .filter(|i| {
                 times
@@ -439,8 +423,9 @@ pub async fn measure(client: &Client, probe: &Probe, hpas: usize) -> Result<Figu
     } = probe.clone();
     let (node, comm) = (node.as_str(), comm.as_str());
     let now_ms = || k8s_openapi::jiff::Timestamp::now().as_millisecond();
+    let stub = StubControl::connect(client).await?;
     let since = now_ms();
-    let first = wait_all_reconciled(client, hpas, since, Duration::from_secs(600)).await?;
+    let first = wait_all_reconciled(&stub, hpas, since, Duration::from_secs(600)).await?;
     eprintln!(
         "kind-scale: {controller}: every HPA reconciled within {:.0} s; settling {} s",
         first.as_secs_f64(),
@@ -464,7 +449,7 @@ pub async fn measure(client: &Client, probe: &Probe, hpas: usize) -> Result<Figu
     let to = now_ms();
     let after = processes(node, comm)?;
     let kcm_after = processes(node, kcm)?;
-    let times = request_times(client).await?;
+    let times = stub.request_times().await?;
     let cpu = |b: &[ProcessCost], a: &ProcessCost| -> f64 {
         b.iter()
             .find(|p| p.pid == a.pid)
