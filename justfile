@@ -48,9 +48,14 @@ bench *WHICH:
         elif [ "${1:-}" = callgrind ]; then shift; harness/benches/callgrind.sh "$@"; \
         else cargo bench -p hpa-harness --bench corpus -- "$@"; fi
 
-# Build the upstream HPA adapter (Go; k8s.io/kubernetes pinned in adapters/upstream/go.mod).
-upstream:
-    adapters/upstream/build.sh
+# Cached by its inputs; adapters/upstream/README.md, "Building".
+# Build the upstream HPA adapter for a Kubernetes release (1.34.4 or 1.34; default: build.sh's default_version) into adapters/upstream/bin/<release>/.
+upstream VERSION="":
+    adapters/upstream/build.sh {{VERSION}}
+
+# The upstream adapter for every release in adapters/upstream/versions/.
+upstream-all:
+    for v in $(cd adapters/upstream/versions && ls -d 1.*/ | tr -d / | sort -V); do adapters/upstream/build.sh "$v"; done
 
 # The adapter's own Go tests (they build it first).
 upstream-test:
