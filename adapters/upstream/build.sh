@@ -172,7 +172,7 @@ if [[ "$k8s" != "v$version" ]]; then
     echo "build.sh: $vdir/go.mod requires k8s.io/kubernetes $k8s, not v$version" >&2
     exit 1
 fi
-(cd "$src" && "$GO" test -c -trimpath -mod=vendor -tags hpaadapter -overlay "$overlay" \
+(cd "$src" && "$GO" test -c -vet=off -trimpath -mod=vendor -tags hpaadapter -overlay "$overlay" \
     -ldflags "-X hpa-conformance/adapters/upstream/server.kubernetesVersion=$k8s" \
     -o "$work/out/hpa-upstream-adapter" ./server)
 (cd "$src" && "$GO" build -trimpath -mod=vendor -o "$work/out/hpa-quantity" ./quantity)
@@ -182,4 +182,4 @@ mv "$work/out" "$entry"
 place
 # Older builds of this release (other inputs) beyond the two newest go (about 50 MB each).
 ls -dt "$cache_root/$version"-*/ 2>/dev/null | tail -n +3 | while read -r old; do rm -rf "$old"; done
-echo "built $here/bin/$version/hpa-upstream-adapter (k8s.io/kubernetes $k8s, k8s.io/apimachinery $(cd "$src" && "$GO" list -mod=vendor -m -f "{{.Version}}" k8s.io/apimachinery); cached in $entry)" >&2
+echo "built $here/bin/$version/hpa-upstream-adapter (k8s.io/kubernetes $k8s, k8s.io/apimachinery $(cd "$src" && "$GO" list -mod=vendor -m -f "{{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}" k8s.io/apimachinery); cached in $entry)" >&2
