@@ -229,7 +229,11 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Ou
 			hpa.Namespace = "default"
 		}
 		key := hpa.Namespace + "/" + hpa.Name
-		if err := h.load(&tick, hpa.Namespace, samePods); err != nil {
+		fault, err := readScaleUpdateFault(data, &tick)
+		if err != nil {
+			return Outcome{}, fatalf("tick %s: %v", string(tick.T), err)
+		}
+		if err := h.load(&tick, fault, hpa.Namespace, samePods); err != nil {
 			return Outcome{}, fatalf("tick %s: %v", string(tick.T), err)
 		}
 		h.ctrl.HPAAdapterTrack(hpa.Namespace, hpa.Name)
