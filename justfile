@@ -76,11 +76,19 @@ bench *WHICH:
 figures:
     scripts/figures.sh > docs/figures.md.new && mv docs/figures.md.new docs/figures.md
 
-# Build the upstream HPA adapter (Go; k8s.io/kubernetes pinned in adapters/upstream/go.mod).
+# Build the upstream HPA adapter for a Kubernetes release (1.34.4 or 1.34; default: build.sh's
+# default_version) into adapters/upstream/bin/<release>/; cached by its inputs
+# (adapters/upstream/README.md, "Building").
 [group('upstream')]
-[doc("Build the upstream HPA adapter (Go, k8s.io/kubernetes pinned)")]
-upstream:
-    adapters/upstream/build.sh
+[doc("Build the upstream HPA adapter for a release (default 1.36.4), cached by its inputs")]
+upstream VERSION="":
+    adapters/upstream/build.sh {{VERSION}}
+
+# The upstream adapter for every release in adapters/upstream/versions/.
+[group('upstream')]
+[doc("Build the upstream adapter for every release 1.32 … 1.37")]
+upstream-all:
+    for v in $(cd adapters/upstream/versions && ls -d 1.*/ | tr -d / | sort -V); do adapters/upstream/build.sh "$v"; done
 
 # The adapter's own Go tests (they build it first).
 [group('upstream')]

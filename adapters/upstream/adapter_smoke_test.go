@@ -5,7 +5,9 @@ package upstream_test
 //
 //	cd adapters/upstream && go test ./...
 //
-// Set HPA_UPSTREAM_ADAPTER=/path/to/binary to test an already built adapter instead.
+// Set HPA_UPSTREAM_VERSION=1.34.4 (or 1.34) to build and test that release's adapter (default:
+// build.sh's), HPA_UPSTREAM_ADAPTER=/path/to/binary to test an already built adapter instead (of
+// HPA_UPSTREAM_VERSION, else the default release).
 
 import (
 	"bufio"
@@ -24,10 +26,47 @@ import (
 
 var adapterBin string
 
+// kubeVersion is the Kubernetes release under test ("1.36.4"), kubeMinor its minor (36).
+var (
+	kubeVersion string
+	kubeMinor   int
+)
+
+// resolveVersion is the release folder of versions/ that v names (a release or its minor; empty:
+// build.sh's default).
+func resolveVersion(v string) (string, error) {
+	if v == "" {
+		b, err := os.ReadFile("build.sh")
+		if err != nil {
+			return "", err
+		}
+		m := regexp.MustCompile(`(?m)^default_version=(\S+)$`).FindSubmatch(b)
+		if m == nil {
+			return "", fmt.Errorf("build.sh names no default_version")
+		}
+		v = string(m[1])
+	}
+	v = strings.TrimPrefix(v, "v")
+	if _, err := os.Stat(filepath.Join("versions", v, "go.mod")); err == nil {
+		return v, nil
+	}
+	found, _ := filepath.Glob(filepath.Join("versions", v+".*", "go.mod"))
+	if len(found) != 1 {
+		return "", fmt.Errorf("no release %s in versions/", v)
+	}
+	return filepath.Base(filepath.Dir(found[0])), nil
+}
+
 func TestMain(m *testing.M) {
+	var err error
+	if kubeVersion, err = resolveVersion(os.Getenv("HPA_UPSTREAM_VERSION")); err != nil {
+		fmt.Fprintf(os.Stderr, "HPA_UPSTREAM_VERSION: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Sscanf(kubeVersion, "1.%d.", &kubeMinor)
 	adapterBin = os.Getenv("HPA_UPSTREAM_ADAPTER")
 	if adapterBin == "" {
-		cmd := exec.Command("bash", "build.sh")
+		cmd := exec.Command("bash", "build.sh", kubeVersion)
 		cmd.Env = append(os.Environ(), "GO="+filepath.Join(runtime.GOROOT(), "bin", "go"))
 		cmd.Stdout = os.Stderr
 		cmd.Stderr = os.Stderr
@@ -35,7 +74,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "build.sh failed: %v\n", err)
 			os.Exit(1)
 		}
-		adapterBin = filepath.Join("bin", "hpa-upstream-adapter")
+		adapterBin = filepath.Join("bin", kubeVersion, "hpa-upstream-adapter")
 	}
 	os.Exit(m.Run())
 }
@@ -198,19 +237,26 @@ func TestSmokeScaleUp(t *testing.T) {
 	if impl["name"] != "upstream-kube-controller-manager" {
 		t.Errorf("implementation name %v", impl["name"])
 	}
-	goMod, err := os.ReadFile("go.mod")
+	goMod, err := os.ReadFile(filepath.Join("versions", kubeVersion, "go.mod"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	pinned := regexp.MustCompile(`(?m)^\s*k8s\.io/kubernetes (v\S+)`).FindSubmatch(goMod)
-	if pinned == nil || impl["version"] != string(pinned[1]) {
-		t.Errorf("implementation version %v, go.mod pins %s", impl["version"], pinned)
+	if pinned == nil || impl["version"] != string(pinned[1]) || impl["version"] != "v"+kubeVersion {
+		t.Errorf("implementation version %v, versions/%s/go.mod pins %s", impl["version"], kubeVersion, pinned)
 	}
 	if hello["protocol"] != float64(1) || hello["memorySeeding"] != true {
 		t.Errorf("hello %v", hello)
 	}
 	gates, _ := json.Marshal(hello["featureGates"])
-	if want, _ := json.Marshal(defaultGates); string(gates) != string(want) {
+	wantGates := obj{}
+	for k, v := range defaultGates {
+		// HPAConfigurableTolerance came in 1.33: unknown before, so left out of hello.
+		if k != "HPAConfigurableTolerance" || kubeMinor >= 33 {
+			wantGates[k] = v
+		}
+	}
+	if want, _ := json.Marshal(wantGates); string(gates) != string(want) {
 		t.Errorf("hello gates %s, want %s", gates, want)
 	}
 
@@ -322,6 +368,68 @@ func TestErrorPaths(t *testing.T) {
 	}
 	if got := rs[2].condition("ScalingActive"); got != "False/FailedGetResourceMetric" {
 		t.Errorf("metrics error: ScalingActive %s", got)
+	}
+}
+
+// A 409 Conflict on the first UPDATE of the scale only (the tick fields scaleUpdateErrorReason and
+// scaleUpdateFailures, a proposed protocol extension; README.md): from 1.34 the controller retries
+// the update on a conflict (kubernetes/kubernetes#132007) and rescales in the same reconcile;
+// before, the rescale fails. The same text without the Conflict reason is no conflict to any
+// release, and a conflict on every attempt fails on every release (1.34 gives up after
+// retry.DefaultRetry's 5 attempts).
+func TestConflictOnFirstScaleUpdate(t *testing.T) {
+	const text = `Operation cannot be fulfilled on deployments.apps "web": the object has been modified; please apply your changes to the latest version and try again`
+	conflict := func(reason string, failures any) obj {
+		c := tick(0, 3, "900m", cpuHPA(nil))
+		c["scaleUpdateError"] = text
+		if reason != "" {
+			c["scaleUpdateErrorReason"] = reason
+		}
+		if failures != nil {
+			c["scaleUpdateFailures"] = failures
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name    string
+		tick    obj
+		retried bool // rescaled despite the error
+	}{
+		{"typed 409 on the first attempt", conflict("Conflict", 1), kubeMinor >= 34},
+		{"the same text untyped", conflict("", 1), false},
+		{"typed 409 on every attempt", conflict("Conflict", nil), false},
+		{"typed 409 on the first four attempts", conflict("Conflict", 4), kubeMinor >= 34},
+		{"typed 409 on the first five attempts", conflict("Conflict", 5), false},
+	} {
+		_, rs := session(t, start(defaultGates, nil), tc.tick)
+		r := rs[0]
+		if tc.retried {
+			if r.ScaledTo == nil || *r.ScaledTo != 6 || strings.Join(r.reasons(), ",") != "Normal SuccessfulRescale" || r.condition("AbleToScale") != "True/SucceededRescale" {
+				t.Errorf("%s (1.%d retries on a conflict): scaledTo %v, events %v, AbleToScale %s", tc.name, kubeMinor, r.ScaledTo, r.reasons(), r.condition("AbleToScale"))
+			}
+		} else {
+			if r.ScaledTo != nil || strings.Join(r.reasons(), ",") != "Warning FailedRescale" || r.condition("AbleToScale") != "False/FailedUpdateScale" {
+				t.Errorf("%s (1.%d): scaledTo %v, events %v, AbleToScale %s; want a failed rescale", tc.name, kubeMinor, r.ScaledTo, r.reasons(), r.condition("AbleToScale"))
+			} else if !strings.Contains(r.Events[0].Message, "the object has been modified") {
+				t.Errorf("%s: message %q", tc.name, r.Events[0].Message)
+			}
+		}
+	}
+}
+
+// The adapter folder's go.mod/go.sum (what `go test`, gopls and editors read) are the default
+// release's, versions/<default>/.
+func TestTopLevelModuleIsTheDefaultRelease(t *testing.T) {
+	def, err := resolveVersion("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"go.mod", "go.sum"} {
+		top, err1 := os.ReadFile(f)
+		ver, err2 := os.ReadFile(filepath.Join("versions", def, f))
+		if err1 != nil || err2 != nil || !bytes.Equal(top, ver) {
+			t.Errorf("%s differs from versions/%s/%s (%v, %v): copy it over, or run versions/gen.sh %s", f, def, f, err1, err2, def)
+		}
 	}
 }
 

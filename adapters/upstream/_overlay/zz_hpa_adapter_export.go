@@ -2,6 +2,8 @@
 // (adapters/upstream) and is added to package podautoscaler at build time with `go build -overlay`
 // (see adapters/upstream/build.sh). It only exposes a thin, adapter-only surface over the
 // controller's unexported reconcile entry point and its in-memory state; it contains no HPA logic.
+// It compiles against every release the adapter builds for (versions/*); what differs between
+// releases is in the zz_hpa_adapter_selectors_*.go file that versions/<release>/overlay names.
 
 package podautoscaler
 
@@ -10,9 +12,7 @@ import (
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/kubernetes/pkg/controller/util/selectors"
 )
 
 // HPAAdapterReconcile runs one reconciliation of the given HPA, as a worker would after taking
@@ -24,17 +24,6 @@ func (a *HorizontalController) HPAAdapterReconcile(ctx context.Context, hpa *aut
 // HPAAdapterSetEventRecorder replaces the controller's event recorder.
 func (a *HorizontalController) HPAAdapterSetEventRecorder(r record.EventRecorder) {
 	a.eventRecorder = r
-}
-
-// HPAAdapterTrack registers the HPA in the selector tracker with the Nothing selector, as the
-// informer's add handler does for a new HPA (without putting it on the work queue).
-func (a *HorizontalController) HPAAdapterTrack(namespace, name string) {
-	a.hpaSelectorsMux.Lock()
-	defer a.hpaSelectorsMux.Unlock()
-	k := selectors.Key{Name: name, Namespace: namespace}
-	if !a.hpaSelectors.SelectorExists(k) {
-		a.hpaSelectors.PutSelector(k, labels.Nothing())
-	}
 }
 
 // HPAAdapterRecommendation is one stored (unstabilized) recommendation.
@@ -132,21 +121,6 @@ func (a *HorizontalController) HPAAdapterReadMemory(key string) HPAAdapterMemory
 func HPAAdapterSetScaleUpLimit(factor, minimum float64) {
 	scaleUpLimitFactor = factor
 	scaleUpLimitMinimum = minimum
-}
-
-// HPAAdapterSetOtherHPAs makes the selector tracker hold exactly these other HPAs (keys
-// "namespace/name"), each with a selector matching every pod, as if their informer add handlers
-// and reconciliations had registered selectors that select the pods at hand. Other HPAs from an
-// earlier call that are not in keys are removed.
-func (a *HorizontalController) HPAAdapterSetOtherHPAs(previous, keys []string) {
-	a.hpaSelectorsMux.Lock()
-	defer a.hpaSelectorsMux.Unlock()
-	for _, k := range previous {
-		a.hpaSelectors.DeleteSelector(selectors.Parse(k))
-	}
-	for _, k := range keys {
-		a.hpaSelectors.PutSelector(selectors.Parse(k), labels.Everything())
-	}
 }
 
 // HPAAdapterShutdown shuts the controller's work queue down (as Run does when it returns), so

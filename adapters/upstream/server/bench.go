@@ -68,7 +68,7 @@ func BenchReconcile(in io.Reader, out io.Writer, logw io.Writer, n int) error {
 		if start.Memory != nil {
 			h.ctrl.HPAAdapterSeedMemory(key, toController(start.Memory))
 		}
-		if err := h.load(&tick, hpa.Namespace, false); err != nil {
+		if err := h.load(&tick, scaleUpdateFault{}, hpa.Namespace, false); err != nil {
 			return fatalf("bench: %v", err)
 		}
 		return reconcile(ctx, h, hpa.DeepCopy(), key)

@@ -9,7 +9,9 @@ package server
 // The "world" each fake answers from is the current tick's message.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -68,6 +70,8 @@ type harness struct {
 
 	// The world of the current tick and what the controller wrote during it.
 	tick     *protocol.Tick
+	fault    scaleUpdateFault
+	attempts int // UPDATE scale attempts this tick
 	scaledTo *int32
 	status   *autoscalingv2.HorizontalPodAutoscalerStatus
 	events   []protocol.Event
@@ -132,8 +136,10 @@ func newHarness(ctx context.Context, s controllerSettings) *harness {
 }
 
 // load makes tick the world the fakes answer from and clears last tick's captures.
-func (h *harness) load(tick *protocol.Tick, namespace string, samePods bool) error {
+func (h *harness) load(tick *protocol.Tick, fault scaleUpdateFault, namespace string, samePods bool) error {
 	h.tick = tick
+	h.fault = fault
+	h.attempts = 0
 	h.scaledTo = nil
 	h.status = nil
 	h.events = nil
@@ -221,8 +227,9 @@ func (h *harness) reactGetScale(action core.Action) (bool, runtime.Object, error
 }
 
 func (h *harness) reactUpdateScale(action core.Action) (bool, runtime.Object, error) {
-	if e := h.tick.ScaleUpdateError; e != nil {
-		return true, nil, errors.New(*e)
+	h.attempts++
+	if e := h.tick.ScaleUpdateError; e != nil && (h.fault.Failures == nil || h.attempts <= *h.fault.Failures) {
+		return true, nil, h.fault.err(*e)
 	}
 	s, ok := action.(core.UpdateAction).GetObject().(*autoscalingv1.Scale)
 	if !ok {
@@ -231,6 +238,80 @@ func (h *harness) reactUpdateScale(action core.Action) (bool, runtime.Object, er
 	replicas := s.Spec.Replicas
 	h.scaledTo = &replicas
 	return true, s.DeepCopy(), nil
+}
+
+// scaleUpdateFault is how UPDATE scale fails this tick when `scaleUpdateError` is set, beyond
+// its text. Its fields are a proposed extension of the tick (not sent by the harness yet, see
+// README.md, "Posing what a release reacts to"): absent, the UPDATE fails on every attempt with
+// an untyped error carrying the text, as before.
+type scaleUpdateFault struct {
+	// Reason makes the error a typed API status error (metav1.StatusReason, e.g. "Conflict"),
+	// with that reason, its HTTP code and `scaleUpdateError` as the message: what client-go
+	// returns for a real API server's answer, so that apierrors.IsConflict & co. see it (1.34
+	// retries the UPDATE on a conflict, kubernetes/kubernetes#132007).
+	Reason string `json:"scaleUpdateErrorReason"`
+	// Failures is how many UPDATE attempts of this tick fail before the next one succeeds
+	// (1: the first attempt only); absent: every attempt of the tick fails.
+	Failures *int `json:"scaleUpdateFailures"`
+}
+
+// statusCodes are the HTTP codes the API server answers with each reason.
+var statusCodes = map[metav1.StatusReason]int32{
+	metav1.StatusReasonConflict:           409,
+	metav1.StatusReasonNotFound:           404,
+	metav1.StatusReasonForbidden:          403,
+	metav1.StatusReasonUnauthorized:       401,
+	metav1.StatusReasonInvalid:            422,
+	metav1.StatusReasonBadRequest:         400,
+	metav1.StatusReasonTooManyRequests:    429,
+	metav1.StatusReasonServerTimeout:      500,
+	metav1.StatusReasonTimeout:            504,
+	metav1.StatusReasonInternalError:      500,
+	metav1.StatusReasonServiceUnavailable: 503,
+}
+
+// readScaleUpdateFault reads the fault fields of a tick (only looked for when the tick has a
+// `scaleUpdateError`, so other ticks cost nothing).
+func readScaleUpdateFault(data []byte, tick *protocol.Tick) (scaleUpdateFault, error) {
+	var f scaleUpdateFault
+	if tick.ScaleUpdateError == nil || !bytes.Contains(data, []byte(`"scaleUpdateErrorReason"`)) && !bytes.Contains(data, []byte(`"scaleUpdateFailures"`)) {
+		return f, nil
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return f, err
+	}
+	if f.Reason != "" {
+		if _, ok := statusCodes[metav1.StatusReason(f.Reason)]; !ok {
+			return f, fmt.Errorf("scaleUpdateErrorReason %q is not one of %v", f.Reason, sortedReasons())
+		}
+	}
+	if f.Failures != nil && *f.Failures < 1 {
+		return f, fmt.Errorf("scaleUpdateFailures %d: want at least 1 (absent: every attempt fails)", *f.Failures)
+	}
+	return f, nil
+}
+
+func sortedReasons() []string {
+	out := make([]string, 0, len(statusCodes))
+	for r := range statusCodes {
+		out = append(out, string(r))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// err is the error an UPDATE scale attempt fails with.
+func (f scaleUpdateFault) err(text string) error {
+	if f.Reason == "" {
+		return errors.New(text)
+	}
+	reason := metav1.StatusReason(f.Reason)
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    statusCodes[reason],
+		Reason:  reason,
+		Message: text,
+	}}
 }
 
 // ---- metrics.k8s.io ----

@@ -193,6 +193,10 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Ou
 			// (on its context) and its work queue.
 			cancel()
 			h.ctrl.HPAAdapterShutdown()
+			// Before client-go v0.35 (Kubernetes 1.32–1.34) the work queue's goroutine notices
+			// the shutdown only at its next tick (every 500 ms): let a virtual second pass, or
+			// the bubble would end with that goroutine durably blocked (synctest panics).
+			time.Sleep(time.Second)
 			return Outcome{Ended: end.Case}, nil
 		case "tick":
 		default:
@@ -225,7 +229,11 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Ou
 			hpa.Namespace = "default"
 		}
 		key := hpa.Namespace + "/" + hpa.Name
-		if err := h.load(&tick, hpa.Namespace, samePods); err != nil {
+		fault, err := readScaleUpdateFault(data, &tick)
+		if err != nil {
+			return Outcome{}, fatalf("tick %s: %v", string(tick.T), err)
+		}
+		if err := h.load(&tick, fault, hpa.Namespace, samePods); err != nil {
 			return Outcome{}, fatalf("tick %s: %v", string(tick.T), err)
 		}
 		h.ctrl.HPAAdapterTrack(hpa.Namespace, hpa.Name)
@@ -417,7 +425,13 @@ func applyFeatureGates(requested map[string]bool, logw io.Writer) map[string]boo
 		}
 	}
 	known := gate.GetAll()
-	deps := gate.Dependencies()
+	// Gate dependencies (component-base's Dependencies) exist from 1.35 on; before, none.
+	var deps map[featuregate.Feature][]featuregate.Feature
+	if g, ok := any(gate).(interface {
+		Dependencies() map[featuregate.Feature][]featuregate.Feature
+	}); ok {
+		deps = g.Dependencies()
+	}
 	var names []string
 	for _, name := range sortedKeys(requested) {
 		if _, ok := known[featuregate.Feature(name)]; ok {
