@@ -6,7 +6,7 @@
 #   build.sh [VERSION] [--force]
 #
 # VERSION is a release with a folder in versions/ (1.34.4), or its minor (1.34); default
-# 1.36.4. The binaries land in bin/<VERSION>/ (hpa-upstream-adapter, hpa-quantity); the default
+# 1.37.2. The binaries land in bin/<VERSION>/ (hpa-upstream-adapter, hpa-quantity); the default
 # version's are also bin/hpa-upstream-adapter and bin/hpa-quantity.
 #
 # One source for every release: server/, quantity/ and _overlay/ are shared; versions/<VERSION>/
@@ -29,7 +29,7 @@
 # adapter folder is modified.
 set -euo pipefail
 
-default_version=1.36.4
+default_version=1.37.2
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
@@ -73,14 +73,8 @@ for f in "${overlays[@]}"; do
     [[ -f "_overlay/$f" ]] || { echo "build.sh: $vdir/overlay names _overlay/$f, which does not exist" >&2; exit 2; }
 done
 
-GO="${GO:-}"
-if [[ -z "$GO" ]]; then
-    if command -v go >/dev/null 2>&1; then GO=go; else GO=/usr/local/go/bin/go; fi
-fi
-export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
-# A -mod flag in the caller's GOFLAGS would fight the explicit ones below.
-GOFLAGS="$(printf '%s' "${GOFLAGS:-}" | sed -E 's/(^| )-mod=[^ ]*//g')"
-export GOFLAGS
+# shellcheck source=go-env.sh
+source "$here/go-env.sh"
 
 kit="$(cd "$here/../../kits/go" && pwd)"
 
@@ -89,6 +83,7 @@ inputs() {
     echo "go: $("$GO" version) $("$GO" env GOOS GOARCH CGO_ENABLED | tr '\n' ' ')GOFLAGS=$GOFLAGS"
     {
         echo build.sh
+        echo go-env.sh
         printf '%s\n' "$vdir/go.mod" "$vdir/go.sum" "$vdir/overlay"
         printf '_overlay/%s\n' "${overlays[@]}"
         ls server/*.go quantity/*.go

@@ -200,6 +200,11 @@ pub struct Hello {
     /// case (`tick.unchanged`). Absent or `false`: every tick is complete.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub delta_ticks: bool,
+    /// The Kubernetes release whose HPA behaviour it implements (`1.37`; a patch such as
+    /// `1.37.2` or a leading `v` is accepted). A run judging another release skips every case
+    /// with the reason (run it with `--kubernetes-version` of this one); absent: not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
 }
 
 impl Hello {
@@ -359,9 +364,13 @@ impl ProtocolSettings {
         }
     }
 
-    /// To core settings, with these gates.
-    pub fn to_settings(&self, gates: &BTreeMap<String, bool>) -> Result<Settings, String> {
-        let mut g = hpa_reference::KubernetesVersion::DEFAULT.default_gates();
+    /// To core settings of `version`, with these gates over its defaults.
+    pub fn to_settings(
+        &self,
+        gates: &BTreeMap<String, bool>,
+        version: hpa_reference::KubernetesVersion,
+    ) -> Result<Settings, String> {
+        let mut g = version.default_gates();
         for (k, v) in gates {
             g.set(k, *v).map_err(|e| e.to_string())?;
         }
@@ -374,6 +383,7 @@ impl ProtocolSettings {
             scale_up_limit_factor: self.scale_up_limit_factor,
             scale_up_limit_minimum: self.scale_up_limit_minimum,
             gates: g,
+            version,
         })
     }
 }

@@ -62,6 +62,8 @@ pub struct Inputs {
     pub settings: SettingsOverrides,
     /// Feature gates.
     pub feature_gates: BTreeMap<String, bool>,
+    /// The Kubernetes release whose controller predicts (`--kubernetes-version`).
+    pub version: hpa_reference::KubernetesVersion,
 }
 
 /// A what-if ready to run: the case built from the inputs.
@@ -73,6 +75,8 @@ pub struct WhatIf {
     pub start: Option<Timestamp>,
     /// The load CSV (for the output's header).
     pub load: PathBuf,
+    /// The release whose controller predicts.
+    pub version: hpa_reference::KubernetesVersion,
 }
 
 fn err(path: &Path, line: u64, column: u64, reason: impl Into<String>) -> LoadError {
@@ -539,6 +543,8 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
         .clone()
         .unwrap_or_else(|| "what-if".into());
     let file = CaseFile {
+        kubernetes_versions: None,
+        changed_in: Vec::new(),
         name: name.clone(),
         title: format!(
             "what-if: {} with the load of {}",
@@ -582,6 +588,7 @@ pub fn build(inputs: &Inputs) -> Result<WhatIf, LoadError> {
         case,
         start,
         load: inputs.load.clone(),
+        version: inputs.version,
     })
 }
 
@@ -613,7 +620,14 @@ pub struct Prediction {
 impl WhatIf {
     /// Runs the what-if on the reference core.
     pub fn run(&self) -> CaseResult {
-        run_case(&self.case, &CoreTarget, &RunOptions::default())
+        run_case(
+            &self.case,
+            &CoreTarget,
+            &RunOptions {
+                version: self.version,
+                ..RunOptions::default()
+            },
+        )
     }
 
     /// The prediction from a run.

@@ -33,6 +33,11 @@ import (
 type Info struct {
 	// Name and Version identify it in reports and conformance statements.
 	Name, Version string
+	// KubernetesVersion is the Kubernetes release whose HPA behaviour it implements ("1.37";
+	// a patch such as "1.37.2" is fine): the harness judges it against that release's
+	// expectations and refuses a run for another (hello's `kubernetesVersion`). Empty: not
+	// declared (the harness then judges whatever --kubernetes-version says).
+	KubernetesVersion string
 	// Levels it supports (protocol.LevelReplicas, …); nil: all. Its highest level is the profile
 	// it is judged at by default.
 	Levels []string
@@ -254,6 +259,8 @@ func hello(start *protocol.Start, info Info) protocol.Hello {
 		Levels:         info.Levels,
 		Features:       features,
 		ManyCases:      info.ManyCases,
+		// The release it implements, as declared.
+		KubernetesVersion: info.KubernetesVersion,
 		// The kit fills in what a delta tick leaves out: every implementation on it takes them.
 		DeltaTicks: true,
 	}

@@ -373,7 +373,13 @@ async fn resource_metrics_are_filtered_by_the_pods_labels() {
     // What the stub sends reads, through the reference's model of upstream's metrics client, as
     // the document's own answer filtered to the selected pods.
     let items: Vec<PodMetrics> = serde_json::from_value(web.json()["items"].clone()).unwrap();
-    let reading = resource_metric(&ListAnswer { items, error: None }, "cpu", None).unwrap();
+    let reading = resource_metric(
+        &ListAnswer { items, error: None },
+        "cpu",
+        None,
+        hpa_reference::KubernetesVersion::DEFAULT.changes(),
+    )
+    .unwrap();
     let MetricValues::PerPod { samples, .. } = reading else {
         panic!("per-pod samples expected")
     };

@@ -12,7 +12,7 @@ use k8s_openapi::api::autoscaling::v2::{
     HorizontalPodAutoscalerStatus, MetricStatus,
 };
 
-use crate::calculator::{CalcContext, PodOrder, Tolerances, sorted_index};
+use crate::calculator::{CalcContext, PodOrder, RequestRules, Tolerances, sorted_index};
 use crate::conditions::{
     ABLE_TO_SCALE, SCALED_TO_ZERO, SCALING_ACTIVE, SCALING_LIMITED, copy_conditions, is_true,
     remove_condition, set_condition,
@@ -79,6 +79,10 @@ pub struct Plan {
     scale_event_periods: Option<(i32, i32)>,
     reference: String,
     scale_to_zero: bool,
+    /// The release writes the `ScaledToZero` condition on a rescale (1.36's rework).
+    writes_scaled_to_zero: bool,
+    /// `status.observedGeneration` as each status write sets it (`HPAGeneration`, 1.37).
+    observed_generation: Option<i64>,
     min_replicas: i32,
     has_object_or_external: bool,
 }
@@ -115,8 +119,8 @@ pub fn tolerances_for(
     settings: &Settings,
 ) -> Tolerances {
     let mut t = Tolerances {
-        scale_down: settings.tolerance,
-        scale_up: settings.tolerance,
+        per_direction: settings.version.changes().per_direction_tolerance,
+        ..Tolerances::symmetric(settings.tolerance)
     };
     let Some(b) = behavior.filter(|_| settings.gates.hpa_configurable_tolerance) else {
         return t;
@@ -176,6 +180,8 @@ pub fn decide_with(
         .any(|m| m.type_ == "Object" || m.type_ == "External");
     let min_replicas = spec.min_replicas.unwrap_or(1);
     let gates = settings.gates;
+    // 1.36's scale-to-zero rework (#135118): what happens at 0 replicas, and the condition.
+    let rework = settings.version.changes().scale_to_zero_rework;
 
     let mut plan = Plan {
         current_replicas: 0,
@@ -204,6 +210,12 @@ pub fn decide_with(
         scale_event_periods: behavior.map(normalize::longest_periods),
         reference: String::new(),
         scale_to_zero: gates.hpa_scale_to_zero,
+        writes_scaled_to_zero: rework,
+        // `setStatus` copies the HPA's generation (0 when unset) with HPAGeneration on, and
+        // leaves the field out otherwise.
+        observed_generation: gates
+            .hpa_generation
+            .then(|| obs.hpa.metadata.generation.unwrap_or(0)),
         min_replicas,
         has_object_or_external,
     };
@@ -259,9 +271,16 @@ pub fn decide_with(
         }]);
     }
 
-    let scaled_to_zero_condition = gates.hpa_scale_to_zero && is_true(&conditions, SCALED_TO_ZERO);
+    let scaled_to_zero_condition =
+        rework && gates.hpa_scale_to_zero && is_true(&conditions, SCALED_TO_ZERO);
     let can_scale_from_zero = scaled_to_zero_condition && has_object_or_external;
-    let compute_for_zero = (min_replicas != 0 && scaled_to_zero_condition) || can_scale_from_zero;
+    // Before the rework, 0 replicas were scaled from (metrics computed) exactly when
+    // `minReplicas` is 0, and disabled otherwise.
+    let compute_for_zero = if rework {
+        (min_replicas != 0 && scaled_to_zero_condition) || can_scale_from_zero
+    } else {
+        min_replicas == 0
+    };
 
     let mut desired = 0;
     let mut rescale_reason = recycle::string();
@@ -280,7 +299,7 @@ pub fn decide_with(
             "scaling is disabled since the replica count of the target is zero",
             now,
         );
-        if !gates.hpa_scale_to_zero {
+        if rework && !gates.hpa_scale_to_zero {
             remove_condition(&mut conditions, SCALED_TO_ZERO);
         }
     } else if current == 0 {
@@ -323,8 +342,8 @@ pub fn decide_with(
                 original.desired_replicas,
                 metric_statuses,
                 conditions,
-                false,
-                now,
+                None,
+                plan.observed_generation,
             );
             events.push(Event {
                 type_: EventType::Warning,
@@ -444,6 +463,7 @@ fn compute_replicas_for_metrics(
     let metrics_spec: &[k8s_openapi::api::autoscaling::v2::MetricSpec] =
         obs.hpa.spec.metrics.as_deref().unwrap_or_default();
     let gates = settings.gates;
+    let changes = settings.version.changes();
     let mut metric_statuses: Option<Vec<MetricStatus>> = None;
     // Selector.
     let selector_error = match scale.selector.as_deref().filter(|s| !s.is_empty()) {
@@ -484,10 +504,24 @@ fn compute_replicas_for_metrics(
                 Some(msg)
             }
             Ok(_) if obs.hpas_selecting_pods.len() > 1 => {
-                let msg = format!(
-                    "pods by selector {sel} are controlled by multiple HPAs: [{}]",
-                    obs.hpas_selecting_pods.join(" ")
-                );
+                // 1.37's selector store stops looking at the second HPA it finds (which two, of
+                // more, follows Go's map order upstream; here the first two listed).
+                let shown = if gates.hpa_optimized_selector_store {
+                    &obs.hpas_selecting_pods[..2]
+                } else {
+                    obs.hpas_selecting_pods
+                };
+                let msg = if changes.selector_overlap_says_more_than_one {
+                    format!(
+                        "pods by selector {sel} are controlled by more than one HPA (e.g. [{}])",
+                        shown.join(" ")
+                    )
+                } else {
+                    format!(
+                        "pods by selector {sel} are controlled by multiple HPAs: [{}]",
+                        shown.join(" ")
+                    )
+                };
                 events.push(Event {
                     type_: EventType::Warning,
                     reason: "AmbiguousSelector".into(),
@@ -530,7 +564,11 @@ fn compute_replicas_for_metrics(
             tolerances,
             cpu_initialization_period: settings.cpu_initialization_period,
             initial_readiness_delay: settings.initial_readiness_delay,
-            pod_level_resources: gates.pod_level_resources,
+            requests: RequestRules {
+                pod_level: gates.pod_level_resources && changes.pod_level_requests,
+                container_must_exist: changes.named_container_must_exist,
+            },
+            changes,
             pod_order,
         };
         let mut statuses: Vec<MetricStatus> = recycle::list();
@@ -721,20 +759,19 @@ fn status_of(
     desired: i32,
     metric_statuses: Option<Vec<MetricStatus>>,
     conditions: Vec<HorizontalPodAutoscalerCondition>,
-    rescaled: bool,
-    now: Time,
+    rescaled_at: Option<Time>,
+    observed_generation: Option<i64>,
 ) -> HorizontalPodAutoscalerStatus {
     HorizontalPodAutoscalerStatus {
         current_replicas: Some(current),
         desired_replicas: desired,
-        last_scale_time: if rescaled {
-            Some(kube_time(now))
-        } else {
-            original.last_scale_time.clone()
+        last_scale_time: match rescaled_at {
+            Some(now) => Some(kube_time(now)),
+            None => original.last_scale_time.clone(),
         },
         current_metrics: metric_statuses,
         conditions: Some(conditions),
-        observed_generation: None,
+        observed_generation,
     }
 }
 
@@ -764,6 +801,8 @@ impl Plan {
             scale_event_periods,
             reference: _,
             scale_to_zero,
+            writes_scaled_to_zero,
+            observed_generation,
             min_replicas,
             has_object_or_external,
         } = self;
@@ -794,8 +833,8 @@ impl Plan {
                     current,
                     metric_statuses,
                     conditions,
-                    false,
-                    now,
+                    None,
+                    observed_generation,
                 ),
                 events,
                 scaled_to: None,
@@ -828,8 +867,8 @@ impl Plan {
                         original_desired,
                         metric_statuses,
                         conditions,
-                        false,
-                        now,
+                        None,
+                        observed_generation,
                     ),
                     events,
                     scaled_to: None,
@@ -863,7 +902,9 @@ impl Plan {
                     record_scale_event(periods, memory, current, r.replicas, now);
                 }
                 recycle::give(r.reason);
-                if scale_to_zero {
+                if !writes_scaled_to_zero {
+                    // Before 1.36 no rescale touched the condition.
+                } else if scale_to_zero {
                     if current > 0 && r.replicas == 0 && min_replicas == 0 && has_object_or_external
                     {
                         set_condition(
@@ -894,8 +935,8 @@ impl Plan {
                         desired_replicas,
                         metric_statuses,
                         conditions,
-                        true,
-                        now,
+                        Some(now),
+                        observed_generation,
                     ),
                     events,
                     scaled_to: Some(r.replicas),

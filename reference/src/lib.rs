@@ -1,7 +1,7 @@
 //! hpa-reference: the reference Horizontal Pod Autoscaler.
 //!
 //! A pure decision core — no IO, no clock, no async — with upstream Kubernetes' exact arithmetic
-//! (Kubernetes 1.36). [`decide()`] takes an [`Observation`] (the HPA, the target's scale, its pods and
+//! (Kubernetes 1.32 to 1.37, [`KubernetesVersion`]; 1.37 by default). [`decide()`] takes an [`Observation`] (the HPA, the target's scale, its pods and
 //! the metrics APIs' answers at an instant), the controller [`Settings`] and the HPA's [`Memory`],
 //! and returns a [`Plan`]; [`Plan::finish`] completes it once the scale write's outcome is known.
 //! [`Decision::recycle`] hands a read decision's buffers back ([`recycle`]), so a steady stream of
@@ -38,7 +38,7 @@ pub use memory::{Memory, Recommendation, ScaleEvent};
 pub use outcome::{ErrorOrigin, Event, EventType, Explanation, MetricExplanation, Path};
 pub use settings::{FeatureGates, Settings};
 pub use time::Time;
-pub use version::KubernetesVersion;
+pub use version::{Changes, KubernetesVersion};
 pub use view::{
     ConditionStatus, ContainerRequests, MetricReading, MetricValues, Observation, PodMetric,
     PodPhase, PodView, ReadyCondition, Samples, ScaleView,

@@ -235,16 +235,20 @@ pub fn compute_metric(
                 Err(e) => Err(e.clone()),
             };
             let fetch_err = |e: String| {
-                // Upstream's quirk: "unable to get metric %s: %v on %s %s/%s" filled with
-                // (metric, kind, namespace, name, err).
-                fail(
-                    "FailedGetObjectMetric",
+                let message = if ctx.changes.object_metric_error_names_the_object_first {
+                    format!(
+                        "unable to get metric {name} on {} {}/{}: {e}",
+                        obj.kind, ctx.namespace, obj.name
+                    )
+                } else {
+                    // Before 1.37, upstream's quirk: "unable to get metric %s: %v on %s %s/%s"
+                    // filled with (metric, kind, namespace, name, err).
                     format!(
                         "unable to get metric {name}: {} on {} {}/{}",
                         obj.kind, ctx.namespace, obj.name, e
-                    ),
-                    wrap,
-                )
+                    )
+                };
+                fail("FailedGetObjectMetric", message, wrap)
             };
             let target_type = src.target.type_.as_str();
             if target_type == "Value" && src.target.value.is_some() {
@@ -307,13 +311,23 @@ pub fn compute_metric(
                         selector_text(&src.metric.selector)
                     ),
                     timestamp: p.timestamp,
-                    status: object_status(
-                        src,
-                        MetricValueStatus {
-                            average_value: Some(quantity_of(p.usage, None)),
-                            ..MetricValueStatus::default()
-                        },
-                    ),
+                    status: {
+                        let mut status = object_status(
+                            src,
+                            MetricValueStatus {
+                                average_value: Some(quantity_of(p.usage, None)),
+                                ..MetricValueStatus::default()
+                            },
+                        );
+                        // Before 1.33 this status was built without the described object.
+                        if let (false, Some(o)) = (
+                            ctx.changes.object_average_status_names_the_object,
+                            status.object.as_mut(),
+                        ) {
+                            o.described_object = CrossVersionObjectReference::default();
+                        }
+                        status
+                    },
                     reasoning: p.reasoning,
                 })
             } else {
@@ -469,6 +483,12 @@ fn external_status(
     }
 }
 
+/// The resource whose format a Resource average takes: memory is BinarySI since 1.34, DecimalSI
+/// like every other resource before.
+fn formatted_as<'r>(ctx: &CalcContext<'_>, resource: &'r str) -> Option<&'r str> {
+    Some(resource).filter(|_| ctx.changes.memory_average_in_binary_si)
+}
+
 /// The shared Resource/ContainerResource path (`computeStatusForResourceMetricGeneric`). On error
 /// returns the inner message (before the per-source wrapping).
 fn resource_generic(
@@ -497,7 +517,7 @@ fn resource_generic(
         )
         .map_err(|e| format!("failed to get {resource} usage: {e}"))?;
         let current = MetricValueStatus {
-            average_value: Some(quantity_of(p.usage, Some(resource))),
+            average_value: Some(quantity_of(p.usage, formatted_as(ctx, resource))),
             ..MetricValueStatus::default()
         };
         return Ok((
@@ -536,7 +556,7 @@ fn resource_generic(
     };
     let current = MetricValueStatus {
         average_utilization: Some(p.utilization),
-        average_value: Some(quantity_of(p.raw_average, Some(resource))),
+        average_value: Some(quantity_of(p.raw_average, formatted_as(ctx, resource))),
         ..MetricValueStatus::default()
     };
     Ok((

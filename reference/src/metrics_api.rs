@@ -17,6 +17,7 @@ use crate::gotext::{go_quote, parse_go_duration};
 use crate::quantity::milli_value;
 use crate::time::Time;
 use crate::time::core_time;
+use crate::version::Changes;
 use crate::view::{MetricReading, MetricValues, PodMetric};
 
 /// One container's usage in a PodMetrics.
@@ -174,11 +175,14 @@ fn time(t: &KubeTime) -> Time {
 
 /// The samples of one resource (optionally one container's) from the resource metrics API
 /// (`GetResourceMetric`): a pod lacking the resource in any container (or, for a container metric,
-/// lacking the container or its resource) has no sample.
+/// lacking the container or its resource) has no sample. Before 1.33
+/// ([`Changes::missing_container_metric_is_a_missing_pod`] off), a pod whose metrics lack the
+/// container fails the whole metric instead.
 pub fn resource_metric(
     api: &ListAnswer<PodMetrics>,
     resource: &str,
     container: Option<&str>,
+    changes: Changes,
 ) -> MetricReading {
     if let Some(e) = &api.error {
         return Err(format!(
@@ -202,12 +206,18 @@ pub fn resource_metric(
             }
         };
         let value = match container {
-            Some(c) => m
-                .containers
-                .iter()
-                .find(|x| x.name == c)
-                .and_then(|x| x.usage.get(resource))
-                .and_then(|q| milli_value(&q.0).ok()),
+            Some(c) => {
+                let found = m.containers.iter().find(|x| x.name == c);
+                if found.is_none() && !changes.missing_container_metric_is_a_missing_pod {
+                    return Err(format!(
+                        "failed to get container metrics: container {c} not present in metrics for pod {}/{name}",
+                        m.metadata.namespace.as_deref().unwrap_or_default()
+                    ));
+                }
+                found
+                    .and_then(|x| x.usage.get(resource))
+                    .and_then(|q| milli_value(&q.0).ok())
+            }
             None => {
                 if m.containers.is_empty() {
                     None
@@ -318,16 +328,20 @@ pub fn external_metric(api: Option<&ListAnswer<SampleValue>>) -> MetricReading {
 }
 
 /// One reading per metric of the spec, in order, as upstream's metrics client would produce them.
-pub fn readings(metrics: &[MetricSpec], apis: &MetricsApis) -> Vec<MetricReading> {
+pub fn readings(
+    metrics: &[MetricSpec],
+    apis: &MetricsApis,
+    changes: Changes,
+) -> Vec<MetricReading> {
     metrics
         .iter()
         .map(|m| match m.type_.as_str() {
             "Resource" => match &m.resource {
-                Some(r) => resource_metric(&apis.resource, &r.name, None),
+                Some(r) => resource_metric(&apis.resource, &r.name, None, changes),
                 None => Err("resource metric source is missing".into()),
             },
             "ContainerResource" => match &m.container_resource {
-                Some(r) => resource_metric(&apis.resource, &r.name, Some(&r.container)),
+                Some(r) => resource_metric(&apis.resource, &r.name, Some(&r.container), changes),
                 None => Err("container resource metric source is missing".into()),
             },
             "Pods" => match &m.pods {
@@ -355,6 +369,11 @@ pub fn readings(metrics: &[MetricSpec], apis: &MetricsApis) -> Vec<MetricReading
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The newest release's rules.
+    fn now() -> Changes {
+        crate::version::KubernetesVersion::NEWEST.changes()
+    }
 
     fn pm(name: &str, containers: &[(&str, &[(&str, &str)])]) -> PodMetrics {
         PodMetrics {
@@ -393,12 +412,14 @@ mod tests {
             ],
             error: None,
         };
-        let Ok(MetricValues::PerPod { samples, .. }) = resource_metric(&api, "cpu", None) else {
+        let Ok(MetricValues::PerPod { samples, .. }) = resource_metric(&api, "cpu", None, now())
+        else {
             panic!("samples expected");
         };
         assert_eq!(samples.len(), 1);
         assert_eq!(samples["a"].value, 150);
-        let Ok(MetricValues::PerPod { samples, .. }) = resource_metric(&api, "cpu", Some("side"))
+        let Ok(MetricValues::PerPod { samples, .. }) =
+            resource_metric(&api, "cpu", Some("side"), now())
         else {
             panic!("samples expected");
         };
@@ -412,11 +433,11 @@ mod tests {
             error: Some("boom".into()),
         };
         assert_eq!(
-            resource_metric(&api, "cpu", None).unwrap_err(),
+            resource_metric(&api, "cpu", None, now()).unwrap_err(),
             "unable to fetch metrics from resource metrics API: boom"
         );
         assert_eq!(
-            resource_metric(&ListAnswer::default(), "cpu", None).unwrap_err(),
+            resource_metric(&ListAnswer::default(), "cpu", None, now()).unwrap_err(),
             "no metrics returned from resource metrics API"
         );
         assert_eq!(

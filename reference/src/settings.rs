@@ -14,24 +14,38 @@ pub struct FeatureGates {
     /// (alpha 1.33, beta and on by default since 1.35).
     pub hpa_configurable_tolerance: bool,
     /// `HPAScaleToZero`: `minReplicas: 0`, the `ScaledToZero` condition and scaling from zero
-    /// (alpha since 1.16, still alpha and off by default in 1.36).
+    /// (alpha and off by default since 1.16, beta and on in 1.37).
     pub hpa_scale_to_zero: bool,
     /// `PodLevelResources`: pod-level `spec.resources.requests` count for utilization
     /// (alpha 1.32, beta and on by default since 1.34).
     pub pod_level_resources: bool,
+    /// `HPAGeneration` (beta and on in 1.37): every status write sets
+    /// `status.observedGeneration` to the HPA's `metadata.generation`; a spec change (a new
+    /// generation) is reconciled at once.
+    pub hpa_generation: bool,
+    /// `HPAOptimizedSelectorStore` (beta and on in 1.37): the selector-overlap check stops at the
+    /// second HPA it finds.
+    pub hpa_optimized_selector_store: bool,
+    /// `StaleControllerConsistencyHPA` (beta and on in 1.37): a reconcile waits until the
+    /// informer has seen the controller's own last status write. Queue behaviour, which no
+    /// decision reads; known so that a case or a flag can name it.
+    pub stale_controller_consistency_hpa: bool,
 }
 
 /// Every gate name this reference knows, in a stable order.
-pub const GATE_NAMES: [&str; 3] = [
+pub const GATE_NAMES: [&str; 6] = [
     "HPAConfigurableTolerance",
+    "HPAGeneration",
+    "HPAOptimizedSelectorStore",
     "HPAScaleToZero",
     "PodLevelResources",
+    "StaleControllerConsistencyHPA",
 ];
 
 /// An unknown feature-gate name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown feature gate {0:?} (known: HPAConfigurableTolerance, HPAScaleToZero, PodLevelResources)"
+    "unknown feature gate {0:?} (known: HPAConfigurableTolerance, HPAGeneration, HPAOptimizedSelectorStore, HPAScaleToZero, PodLevelResources, StaleControllerConsistencyHPA)"
 )]
 pub struct UnknownGate(pub String);
 
@@ -42,6 +56,9 @@ impl FeatureGates {
             "HPAConfigurableTolerance" => Ok(self.hpa_configurable_tolerance),
             "HPAScaleToZero" => Ok(self.hpa_scale_to_zero),
             "PodLevelResources" => Ok(self.pod_level_resources),
+            "HPAGeneration" => Ok(self.hpa_generation),
+            "HPAOptimizedSelectorStore" => Ok(self.hpa_optimized_selector_store),
+            "StaleControllerConsistencyHPA" => Ok(self.stale_controller_consistency_hpa),
             other => Err(UnknownGate(other.to_string())),
         }
     }
@@ -52,6 +69,9 @@ impl FeatureGates {
             "HPAConfigurableTolerance" => &mut self.hpa_configurable_tolerance,
             "HPAScaleToZero" => &mut self.hpa_scale_to_zero,
             "PodLevelResources" => &mut self.pod_level_resources,
+            "HPAGeneration" => &mut self.hpa_generation,
+            "HPAOptimizedSelectorStore" => &mut self.hpa_optimized_selector_store,
+            "StaleControllerConsistencyHPA" => &mut self.stale_controller_consistency_hpa,
             other => return Err(UnknownGate(other.to_string())),
         };
         *slot = value;
@@ -108,6 +128,22 @@ pub struct Settings {
     pub scale_up_limit_minimum: f64,
     /// Feature gates.
     pub gates: FeatureGates,
+    /// The Kubernetes release whose controller this is: which upstream changes apply
+    /// ([`KubernetesVersion::changes`]). The gates' defaults come from it too, but `gates` is
+    /// what counts.
+    pub version: KubernetesVersion,
+}
+
+impl Settings {
+    /// The defaults of a release: the flags' defaults (the same in every known release) and the
+    /// release's gate defaults.
+    pub fn for_version(version: KubernetesVersion) -> Self {
+        Settings {
+            gates: version.default_gates(),
+            version,
+            ..Settings::default()
+        }
+    }
 }
 
 impl Default for Settings {
@@ -121,6 +157,7 @@ impl Default for Settings {
             scale_up_limit_factor: 2.0,
             scale_up_limit_minimum: 4.0,
             gates: KubernetesVersion::DEFAULT.default_gates(),
+            version: KubernetesVersion::DEFAULT,
         }
     }
 }

@@ -152,6 +152,8 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Ou
 		Features:       []string{"behavior", "containerResource", "memorySeeding", "memoryReport", "severalHpas"},
 		ManyCases:      ManyCases,
 		DeltaTicks:     DeltaTicks,
+		// The release this binary was built from (v1.37.2): the harness judges it as that.
+		KubernetesVersion: KubernetesVersion(),
 	}); err != nil {
 		return Outcome{}, err
 	}

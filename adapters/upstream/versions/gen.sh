@@ -28,13 +28,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 adapter="$(cd "$here/.." && pwd)"
 kit="$(cd "$adapter/../../kits/go" && pwd)"
 
-GO="${GO:-}"
-if [[ -z "$GO" ]]; then
-    if command -v go >/dev/null 2>&1; then GO=go; else GO=/usr/local/go/bin/go; fi
-fi
-export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
-GOFLAGS="$(printf '%s' "${GOFLAGS:-}" | sed -E 's/(^| )-mod=[^ ]*//g')"
-export GOFLAGS
+# shellcheck source=../go-env.sh
+source "$adapter/go-env.sh"
 
 # The staging modules the adapter imports directly (go.mod's first require block).
 direct=(k8s.io/api k8s.io/apimachinery k8s.io/apiserver k8s.io/client-go k8s.io/component-base k8s.io/metrics)

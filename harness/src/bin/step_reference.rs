@@ -17,6 +17,11 @@
 //! `--log-cases FILE` (appends `PID CASE` to FILE at each `start`), `--delta-ticks` (declares
 //! `deltaTicks` in hello and fills what a tick leaves out from the case's previous tick),
 //! `--log-unchanged FILE` (appends `T FIELDS` to FILE at each tick: what it left out).
+//!
+//! `--kubernetes-version V` (default: the reference's default release) makes it that release's
+//! controller, as upstream's adapter built for V is: its behaviour, its gates (one the release
+//! does not have is left out of `hello`, one it locks keeps its locked value) and
+//! `hello.kubernetesVersion`.
 
 use std::io::{BufRead, Write};
 
@@ -74,6 +79,16 @@ fn main() {
     let delta_ticks = args.iter().any(|a| a == "--delta-ticks");
     let log_unchanged = flag(&args, "--log-unchanged");
     let log_cases = flag(&args, "--log-cases");
+    let version: hpa_reference::KubernetesVersion = match flag(&args, "--kubernetes-version") {
+        None => hpa_reference::KubernetesVersion::DEFAULT,
+        Some(v) => match v.parse() {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("hpa-step-reference: --kubernetes-version: {e}");
+                std::process::exit(2);
+            }
+        },
+    };
     if args.iter().any(|a| a == "--sleep-forever") {
         loop {
             std::thread::sleep(std::time::Duration::from_secs(3600));
@@ -151,11 +166,17 @@ fn main() {
                 if let Some((k, v)) = &fixed {
                     gates.insert(k.clone(), *v);
                 }
+                gates.retain(|k, _| version.has_gate(k));
+                for (k, v) in gates.iter_mut() {
+                    if version.locks_gate(k) {
+                        *v = version.default_gates().get(k).unwrap_or(*v);
+                    }
+                }
                 let mut reported = gates.clone();
                 if let Some(k) = &unlisted {
                     reported.remove(k);
                 }
-                let settings = match start.settings.to_settings(&gates) {
+                let settings = match start.settings.to_settings(&gates, version) {
                     Ok(s) => s,
                     Err(e) => {
                         eprintln!("hpa-step-reference: {e}");
@@ -179,6 +200,7 @@ fn main() {
                     features: features.clone(),
                     many_cases,
                     delta_ticks,
+                    kubernetes_version: Some(version.name().to_string()),
                 })
             }
             ToImplementation::Tick(tick) => {

@@ -1,6 +1,6 @@
 //! Cases: the file format ([`model`]), finding case files ([`discover`]), loading with validation
 //! ([`load`]), the feature gates a case uses ([`gates`]) and the implementation features it needs
-//! ([`features`]).
+//! ([`features`]), and the releases it holds for ([`versions`]).
 
 pub mod apiserver;
 pub mod bounds;
@@ -10,6 +10,7 @@ pub mod features;
 pub mod gates;
 pub mod load;
 pub mod model;
+pub mod versions;
 
 pub use discover::discover;
 pub use load::{Case, LoadError, load_case, load_case_text};

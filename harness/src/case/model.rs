@@ -62,8 +62,50 @@ pub struct CaseFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(max = MAX_VIRTUAL_SECONDS))]
     pub duration_seconds: Option<u32>,
-    /// The expected outcome.
+    /// The expected outcome, on the newest release whose behaviour the case pins (each entry of
+    /// `changedIn` says what releases before a change expect instead).
     pub expect: Expectations,
+    /// The Kubernetes releases the case holds for at all (default: every known release, 1.32 to
+    /// 1.37). On a release outside, the case is skipped with `because`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_versions: Option<VersionRange>,
+    /// Upstream changes that this case's outcome shows: for each, the release that made it,
+    /// the change, and what the releases before it expect instead. On a release, the
+    /// expectations are `expect` with the `before` of every change after that release laid
+    /// over it, the newest change first (an `at` entry replaces the one at the same `t`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed_in: Vec<VersionChange>,
+}
+
+/// The releases a case holds for: `from` and `through` are both included; either may be
+/// absent (no bound). Written as strings, e.g. `from: "1.34"`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct VersionRange {
+    /// The first release the case holds for (e.g. `"1.34"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// The last release the case holds for (e.g. `"1.36"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub through: Option<String>,
+    /// Why not on the others: the upstream change, with its pull request (e.g. `#132007: the
+    /// scale update retries on a conflict since 1.34`).
+    pub because: String,
+}
+
+/// One upstream change that a case's outcome shows.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct VersionChange {
+    /// The release that made the change (e.g. `"1.36"`); the releases before it expect `before`.
+    pub release: String,
+    /// The change: its pull request and one line (e.g. `#135118: the scale-to-zero rework
+    /// writes the ScaledToZero condition on every rescale`).
+    pub upstream: String,
+    /// What the releases before `release` expect instead: `trajectory` and `finalReplicas`
+    /// replace the case's when given, each `at` entry replaces the one at the same `t` (or adds
+    /// one).
+    pub before: Expectations,
 }
 
 /// An HPA reconciled beside the case's own (`alongside`): the same fields as the case's, for it.

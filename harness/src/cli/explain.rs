@@ -24,6 +24,11 @@ pub struct ExplainArgs {
     /// Seconds to wait for each answer of an `exec:` implementation.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     step_timeout: u64,
+    /// The Kubernetes release judged: 1.32 … 1.37 (default: 1.37). Its feature-gate defaults
+    /// and its HPA behaviour on the core; cases that do not hold for it are skipped, and each
+    /// case expects what that release does.
+    #[arg(long = "kubernetes-version", default_value_t = hpa_reference::KubernetesVersion::DEFAULT)]
+    kubernetes_version: hpa_reference::KubernetesVersion,
     /// Feature gates fixed for the case, as for `run`.
     #[arg(long, value_delimiter = ',')]
     feature_gates: Vec<String>,
@@ -44,6 +49,7 @@ pub fn run(args: ExplainArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resu
         target,
         step_timeout,
         feature_gates,
+        kubernetes_version,
         profile,
         pods,
     } = args;
@@ -56,6 +62,7 @@ pub fn run(args: ExplainArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resu
         profile,
         pods,
         flag_defaults: None,
+        version: kubernetes_version,
     };
     let result = run_case(&case, target.as_ref(), &opts);
     emit(

@@ -29,6 +29,11 @@ pub struct FuzzArgs {
     /// the corpus unasked).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// The Kubernetes release judged: 1.32 … 1.37 (default: 1.37). Its feature-gate defaults
+    /// and its HPA behaviour on the core; cases that do not hold for it are skipped, and each
+    /// case expects what that release does.
+    #[arg(long = "kubernetes-version", default_value_t = hpa_reference::KubernetesVersion::DEFAULT)]
+    kubernetes_version: hpa_reference::KubernetesVersion,
     /// Feature gates fixed for both targets, as for `run`.
     #[arg(long, value_delimiter = ',')]
     feature_gates: Vec<String>,
@@ -61,6 +66,7 @@ pub fn run(args: FuzzArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Result<
         count,
         out: out_dir,
         feature_gates,
+        kubernetes_version,
         profile,
         truth,
         step_timeout,
@@ -89,6 +95,7 @@ pub fn run(args: FuzzArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Result<
             profile,
             pods: false,
             flag_defaults: None,
+            version: kubernetes_version,
         },
         jobs,
         !separately,

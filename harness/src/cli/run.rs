@@ -37,8 +37,13 @@ pub struct RunArgs {
     /// Only cases whose name or file contains this text.
     #[arg(long)]
     filter: Option<String>,
+    /// The Kubernetes release judged: 1.32 … 1.37 (default: 1.37). Its feature-gate defaults
+    /// and its HPA behaviour on the core; cases that do not hold for it are skipped, and each
+    /// case expects what that release does.
+    #[arg(long = "kubernetes-version", default_value_t = hpa_reference::KubernetesVersion::DEFAULT)]
+    kubernetes_version: hpa_reference::KubernetesVersion,
     /// Feature gates the target runs with, e.g. `HPAScaleToZero=true,HPAConfigurableTolerance=false`
-    /// (default: Kubernetes 1.36's defaults). Cases that use a gate with another value are
+    /// (default: the defaults of --kubernetes-version). Cases that use a gate with another value are
     /// skipped.
     #[arg(long, value_delimiter = ',')]
     feature_gates: Vec<String>,
@@ -74,6 +79,7 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
         format,
         filter,
         feature_gates,
+        kubernetes_version,
         profile,
         expected_failures,
         claim,
@@ -100,6 +106,7 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
             filter,
             format,
             fixed_gates,
+            kubernetes_version,
             report_dir,
             cluster,
             out,
@@ -124,6 +131,7 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
         profile,
         pods: false,
         flag_defaults: None,
+        version: kubernetes_version,
     };
     let (mut results, judged, implementation) =
         run_with_progress(&cases, target.as_ref(), &opts, jobs_or_default(jobs));
@@ -362,6 +370,7 @@ fn run_on_cluster(
     filter: Option<String>,
     format: Format,
     fixed_gates: BTreeMap<String, bool>,
+    kubernetes_version: hpa_reference::KubernetesVersion,
     report_dir: Option<PathBuf>,
     args: ClusterArgs,
     out: &mut dyn Write,
@@ -377,7 +386,7 @@ fn run_on_cluster(
     if !(margin.is_finite() && margin >= 0.0) {
         return Err(usage("--margin-seconds must be a non-negative number"));
     }
-    let mut gates = hpa_reference::KubernetesVersion::DEFAULT.default_gates();
+    let mut gates = kubernetes_version.default_gates();
     for (name, v) in &fixed_gates {
         gates.set(name, *v).map_err(usage)?;
     }
@@ -400,11 +409,18 @@ fn run_on_cluster(
             c.name().contains(f.as_str()) || c.path.to_string_lossy().contains(f.as_str())
         });
     }
+    // Each case with what the judged release expects (one it does not hold for is skipped
+    // when its settings are resolved).
+    for c in &mut cases {
+        c.file.expect = crate::case::versions::expectations_at(c, kubernetes_version);
+        c.file.changed_in.clear();
+    }
     let run_opts = RunOptions {
         fixed_gates: BTreeMap::new(),
         profile: None,
         pods: false,
         flag_defaults: None,
+        version: kubernetes_version,
     };
     if args.plan_only {
         let plans = crate::cluster::plan_all(&cases, &opts, &run_opts);

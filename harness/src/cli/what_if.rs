@@ -45,7 +45,10 @@ pub struct WhatIfArgs {
     /// `--horizontal-pod-autoscaler-initial-readiness-delay` (default 30s).
     #[arg(long)]
     initial_readiness_delay: Option<String>,
-    /// `--feature-gates`, e.g. `HPAScaleToZero=true` (default: Kubernetes 1.36's).
+    /// The Kubernetes release whose controller predicts: 1.32 … 1.37 (default: 1.37).
+    #[arg(long = "kubernetes-version", default_value_t = hpa_reference::KubernetesVersion::DEFAULT)]
+    kubernetes_version: hpa_reference::KubernetesVersion,
+    /// `--feature-gates`, e.g. `HPAScaleToZero=true` (default: those of --kubernetes-version).
     #[arg(long, value_delimiter = ',')]
     feature_gates: Vec<String>,
     /// Output format.
@@ -70,6 +73,7 @@ pub fn run(args: WhatIfArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resul
         downscale_stabilization,
         cpu_initialization_period,
         initial_readiness_delay,
+        kubernetes_version,
         feature_gates,
         format,
         svg,
@@ -104,6 +108,7 @@ pub fn run(args: WhatIfArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Resul
         duration: dur("duration", &duration)?,
         settings,
         feature_gates,
+        version: kubernetes_version,
     };
     let w = crate::whatif::build(&inputs).map_err(|e| e.to_string())?;
     let result = w.run();

@@ -124,7 +124,7 @@ pub fn check_controller(
             ));
         }
     }
-    // The HPA's feature gates: the command line's, else Kubernetes 1.36's defaults.
+    // The HPA's feature gates: the command line's, else the judged release's defaults.
     let mut have = hpa_reference::KubernetesVersion::DEFAULT.default_gates();
     for (name, v) in flag("feature-gates")
         .unwrap_or_default()

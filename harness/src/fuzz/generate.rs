@@ -413,6 +413,8 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
         cpu_initialization = pod_age.or(Some(0));
     }
     CaseFile {
+        kubernetes_versions: None,
+        changed_in: Vec::new(),
         name: name.to_string(),
         title: format!("Fuzz scenario {name}"),
         source: Source {

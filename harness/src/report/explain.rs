@@ -304,7 +304,7 @@ pub fn rows(trace: &[TickTrace], tol: Option<Tolerances>) -> Vec<StoryRow> {
     out
 }
 
-/// The tolerance band a case runs with (Kubernetes 1.36's gates and the case's own).
+/// The tolerance band a case runs with (the judged release's gates and the case's own).
 pub fn tolerances(case: &Case) -> Option<Tolerances> {
     let settings = resolve_settings(case, GateSupport::PerCase, &RunOptions::default()).ok()?;
     Some(hpa_reference::decide::tolerances_for(

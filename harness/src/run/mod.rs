@@ -12,7 +12,7 @@ use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use hpa_reference::quantity::parse_milli;
-use hpa_reference::{Event, Settings};
+use hpa_reference::{Event, KubernetesVersion, Settings};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
 use serde::Serialize;
 
@@ -144,14 +144,17 @@ pub struct RunOptions {
     pub profile: Option<Profile>,
     /// Record each pod's state and samples at every tick in the trace's detail (`explain --pods`).
     pub pods: bool,
-    /// The controller's flag values where a case's `settings` say nothing (`None`: Kubernetes
-    /// 1.36's defaults, [`Settings::default`]). Only the flag fields are read, not the gates or
-    /// the sync period; the test that each default is pinned by a case changes them.
+    /// The controller's flag values where a case's `settings` say nothing (`None`:
+    /// [`Settings::default`]). Only the flag fields are read, not the gates, the release or the
+    /// sync period; the test that each default is pinned by a case changes them.
     pub flag_defaults: Option<Settings>,
+    /// The Kubernetes release judged (`--kubernetes-version`): its gate defaults, its
+    /// behaviour on the core, the cases that hold for it and their expectations there.
+    pub version: KubernetesVersion,
 }
 
-/// The settings a case runs with on a target, or why it must be skipped. Gates start at
-/// Kubernetes 1.36's defaults (or the target's fixed gates), then the command line's
+/// The settings a case runs with on a target, or why it must be skipped. Gates start at the
+/// judged release's defaults (or the target's fixed gates), then the command line's
 /// `--feature-gates`; a gate the case uses (declared or detected, see
 /// [`crate::case::gates`]) takes the case's value unless the run fixes it otherwise, which skips
 /// the case with the reason and the flag that runs it. Gates the case does not use never skip it.
@@ -160,9 +163,27 @@ pub fn resolve_settings(
     support: GateSupport,
     opts: &RunOptions,
 ) -> Result<Settings, String> {
+    let version = opts.version;
+    if let Some(why) = crate::case::versions::outside(case, version) {
+        return Err(why);
+    }
+    for (name, used) in &case.gates {
+        if !version.has_gate(name) {
+            return Err(format!(
+                "needs feature gate {name}={} ({}), which Kubernetes {version} does not have",
+                used.value, used.because
+            ));
+        }
+        if version.locks_gate(name) && version.default_gates().get(name) != Ok(used.value) {
+            return Err(format!(
+                "needs feature gate {name}={} ({}), but Kubernetes {version} locks it to {} (GA)",
+                used.value, used.because, !used.value
+            ));
+        }
+    }
     let mut gates = match support {
         GateSupport::PerCase => {
-            let mut g = hpa_reference::KubernetesVersion::DEFAULT.default_gates();
+            let mut g = version.default_gates();
             for (name, v) in &opts.fixed_gates {
                 g.set(name, *v).map_err(|e| e.to_string())?;
             }
@@ -211,6 +232,7 @@ pub fn resolve_settings(
         scale_up_limit_factor: o.scale_up_limit_factor.unwrap_or(d.scale_up_limit_factor),
         scale_up_limit_minimum: o.scale_up_limit_minimum.unwrap_or(d.scale_up_limit_minimum),
         gates,
+        version,
     })
 }
 
@@ -801,6 +823,11 @@ pub fn run_case_judged(
         };
         CaseResult::of(case, outcome, trace, started, diagnostics.map(kept_error))
     };
+    let case = match crate::case::versions::at_version(case, opts.version) {
+        Ok(c) => c,
+        Err(reason) => return (result(Outcome::Skipped(reason), Vec::new(), None), None),
+    };
+    let case: &Case = &case;
     let settings = match resolve_settings(case, target.gate_support(), opts) {
         Ok(s) => s,
         Err(reason) => return (result(Outcome::Skipped(reason), Vec::new(), None), None),

@@ -116,6 +116,7 @@ impl Session for CoreSession {
         let metrics = readings(
             s.hpa.spec.metrics.as_deref().unwrap_or_default(),
             &s.metrics,
+            self.settings.version.changes(),
         );
         let obs = Observation {
             now: s.now,

@@ -157,6 +157,9 @@ type Hello struct {
 	ManyCases bool `json:"manyCases,omitempty"`
 	// DeltaTicks: ticks may leave out what equals the case's previous tick (Tick.Unchanged).
 	DeltaTicks bool `json:"deltaTicks,omitempty"`
+	// KubernetesVersion: the Kubernetes release whose HPA behaviour it implements ("1.37");
+	// a run judging another release skips every case with the reason. Empty: not declared.
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 }
 
 // End ends a case on a process that declared ManyCases; the next case's Start may follow.

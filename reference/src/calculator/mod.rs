@@ -13,5 +13,5 @@ pub use replicas::{
     external_value_replicas, object_per_pod_replicas, object_value_replicas, plain_metric_replicas,
     resource_replicas,
 };
-pub use requests::{RequestError, pod_request};
+pub use requests::{RequestError, RequestRules, pod_request};
 pub use usage::{Tolerances, metric_usage_ratio, resource_utilization_ratio};

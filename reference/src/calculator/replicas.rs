@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use super::grouping::{Group, PodGroups, PodOrder, walk_pods};
-use super::requests::{pod_request, request_of};
+use super::requests::{RequestRules, pod_request, request_of};
 use super::usage::{Tolerances, metric_usage_ratio, resource_utilization_ratio};
 use crate::gomath::{go_i32, go_i64};
 use crate::time::Time;
@@ -27,8 +27,10 @@ pub struct CalcContext<'a> {
     pub cpu_initialization_period: Duration,
     /// `--horizontal-pod-autoscaler-initial-readiness-delay`.
     pub initial_readiness_delay: Duration,
-    /// The PodLevelResources gate.
-    pub pod_level_resources: bool,
+    /// How a pod's request is found (the PodLevelResources gate and the release's rules).
+    pub requests: RequestRules,
+    /// The release's changes that the calculators read.
+    pub changes: crate::version::Changes,
     /// The order of `pods` by name ([`PodOrder::of`], or an index from
     /// [`super::sorted_index`]), shared by all metrics of the decision.
     pub pod_order: PodOrder<'a>,
@@ -177,7 +179,7 @@ pub fn resource_replicas(
                 counted += 1;
                 return;
             };
-            let request = match request_of(pod, container, resource, ctx.pod_level_resources) {
+            let request = match request_of(pod, container, resource, ctx.requests) {
                 Ok(r) => r,
                 Err(_) => {
                     request_error = Some(request_error.map_or(at, |e| e.min(at)));
@@ -207,7 +209,7 @@ pub fn resource_replicas(
     }
     if let Some(at) = request_error {
         let pod = &ctx.pods[at];
-        if let Err(e) = pod_request(pod, container, resource, ctx.pod_level_resources) {
+        if let Err(e) = pod_request(pod, container, resource, ctx.requests) {
             return Err(e.to_string());
         }
     }
@@ -353,7 +355,12 @@ fn usage_ratio_replicas(
     }
     let ready = ready_pod_count(ctx.pods)?;
     reasoning.ready = ready;
-    Ok((ceil_i32_capped(ratio * ready as f64), reasoning))
+    let replicas = if ctx.changes.ratio_replicas_and_external_sum_capped {
+        ceil_i32_capped(ratio * ready as f64)
+    } else {
+        ceil_i32(ratio * ready as f64)
+    };
+    Ok((replicas, reasoning))
 }
 
 /// An Object metric with a Value target (`GetObjectMetricReplicas`). The timestamp is dropped, as
@@ -375,11 +382,11 @@ pub fn object_value_replicas(
 }
 
 /// Sum of External series for a Value target: a positive value that would overflow caps the
-/// sum at `i64::MAX` (upstream's check before each addition).
-fn series_sum(values: &[i64]) -> i64 {
+/// sum at `i64::MAX` (upstream's check before each addition, 1.35+); before, it wraps.
+fn series_sum(values: &[i64], capped: bool) -> i64 {
     let mut usage = 0i64;
     for v in values {
-        if *v > 0 && usage > i64::MAX - v {
+        if capped && *v > 0 && usage > i64::MAX - v {
             return i64::MAX;
         }
         usage = usage.wrapping_add(*v);
@@ -388,12 +395,12 @@ fn series_sum(values: &[i64]) -> i64 {
 }
 
 /// Sum of External series for an AverageValue target: a sum that turns negative (upstream's
-/// overflow check after each addition) becomes `i64::MAX`.
-fn series_sum_per_pod(values: &[i64]) -> i64 {
+/// overflow check after each addition, 1.34+) becomes `i64::MAX`; before, it wraps.
+fn series_sum_per_pod(values: &[i64], saturates: bool) -> i64 {
     let mut usage = 0i64;
     for v in values {
         usage = usage.wrapping_add(*v);
-        if usage < 0 {
+        if saturates && usage < 0 {
             return i64::MAX;
         }
     }
@@ -407,7 +414,7 @@ pub fn external_value_replicas(
     target: i64,
     values: &[i64],
 ) -> Result<Proposal, String> {
-    let usage = series_sum(values);
+    let usage = series_sum(values, ctx.changes.ratio_replicas_and_external_sum_capped);
     let ratio = usage as f64 / target as f64;
     let (replicas, reasoning) = usage_ratio_replicas(ctx, current, ratio)?;
     Ok(Proposal {
@@ -453,14 +460,17 @@ pub fn external_per_pod_replicas(
     values: &[i64],
     timestamp: Time,
 ) -> Proposal {
-    let usage = series_sum_per_pod(values);
+    let saturates = ctx.changes.external_average_sum_saturates;
+    let usage = series_sum_per_pod(values, saturates);
     let ratio = usage as f64 / (target_per_pod as f64 * f64::from(status_replicas));
     let replicas = if ctx.tolerances.is_within(ratio) {
         status_replicas
-    } else {
+    } else if saturates {
         ceil_i32_capped(usage as f64 / target_per_pod as f64)
+    } else {
+        ceil_i32(usage as f64 / target_per_pod as f64)
     };
-    let per_pod = if usage as f64 >= i64::MAX as f64 {
+    let per_pod = if saturates && usage as f64 >= i64::MAX as f64 {
         i64::MAX
     } else {
         go_i64((usage as f64 / f64::from(status_replicas)).ceil())

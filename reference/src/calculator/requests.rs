@@ -33,6 +33,27 @@ pub enum RequestError {
     },
 }
 
+/// Which release's rules decide a pod's request ([`crate::Changes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestRules {
+    /// Pod-level requests count: the `PodLevelResources` gate is on and the release reads them
+    /// (1.34+, [`crate::Changes::pod_level_requests`]).
+    pub pod_level: bool,
+    /// A named container the pod lacks is an error (1.35+,
+    /// [`crate::Changes::named_container_must_exist`]); before, the pod's request is 0.
+    pub container_must_exist: bool,
+}
+
+impl RequestRules {
+    /// The rules of the current releases, with the `PodLevelResources` gate as given.
+    pub fn current(pod_level_resources: bool) -> Self {
+        RequestRules {
+            pod_level: pod_level_resources,
+            container_must_exist: true,
+        }
+    }
+}
+
 /// Resources a pod may request at pod level (component-helpers' `IsSupportedPodLevelResource`).
 fn pod_level_supported(resource: &str) -> bool {
     matches!(resource, "cpu" | "memory") || resource.starts_with("hugepages-")
@@ -40,7 +61,8 @@ fn pod_level_supported(resource: &str) -> bool {
 
 /// The request for `resource` of one pod (upstream's `calculateRequests` checks every pod, ignored
 /// ones included). With `container`, only that container's request counts (a restartable init
-/// container too). Otherwise, when `pod_level_resources` is on and the pod requests any
+/// container too; a pod without it is an error, or 0 under the rules before 1.35). Otherwise,
+/// when pod-level requests count (`rules.pod_level`) and the pod requests any
 /// supported resource at pod level, the pod's aggregated requests: its pod-level request for
 /// `resource` if set, else the sum of the containers' (and sidecars') requests for it, a container
 /// without one counting as 0, and an error only when none has one. Without pod-level requests,
@@ -54,9 +76,9 @@ pub fn pod_request(
     pod: &PodView,
     container: Option<&str>,
     resource: &str,
-    pod_level_resources: bool,
+    rules: RequestRules,
 ) -> Result<i64, RequestError> {
-    request_of(pod, container, resource, pod_level_resources).map_err(|fault| match fault {
+    request_of(pod, container, resource, rules).map_err(|fault| match fault {
         Fault::ContainerNotFound => RequestError::ContainerNotFound {
             container: container.unwrap_or_default().to_string(),
             pod: pod.name.clone(),
@@ -88,21 +110,24 @@ pub(crate) fn request_of<'p>(
     pod: &'p PodView,
     container: Option<&str>,
     resource: &str,
-    pod_level_resources: bool,
+    rules: RequestRules,
 ) -> Result<i64, Fault<'p>> {
     if let Some(name) = container {
-        let c = pod
+        let found = pod
             .containers
             .iter()
             .chain(pod.sidecars.iter())
-            .find(|c| c.name == name)
-            .ok_or(Fault::ContainerNotFound)?;
-        return c.get(resource).ok_or(Fault::MissingRequest(&c.name));
+            .find(|c| c.name == name);
+        return match found {
+            Some(c) => c.get(resource).ok_or(Fault::MissingRequest(&c.name)),
+            None if rules.container_must_exist => Err(Fault::ContainerNotFound),
+            None => Ok(0),
+        };
     }
     let pod_level = pod
         .pod_requests
         .as_ref()
-        .filter(|reqs| pod_level_resources && reqs.iter().any(|(r, _)| pod_level_supported(r)));
+        .filter(|reqs| rules.pod_level && reqs.iter().any(|(r, _)| pod_level_supported(r)));
     match pod_level {
         Some(reqs) => {
             let own = reqs

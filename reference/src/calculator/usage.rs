@@ -11,12 +11,30 @@ pub struct Tolerances {
     pub scale_down: f64,
     /// How far above 1.0 the ratio may rise before scaling up.
     pub scale_up: f64,
+    /// The band's test since 1.33 ([`crate::Changes::per_direction_tolerance`]); `false`: the
+    /// test before it, `|1 - ratio| <= tolerance` (the two tolerances are then the same flag).
+    pub per_direction: bool,
 }
 
 impl Tolerances {
-    /// Both bounds are inclusive: `1 - down <= ratio <= 1 + up` means "no change".
+    /// A band of `tolerance` each way, tested as since 1.33.
+    pub fn symmetric(tolerance: f64) -> Self {
+        Tolerances {
+            scale_down: tolerance,
+            scale_up: tolerance,
+            per_direction: true,
+        }
+    }
+
+    /// Both bounds are inclusive: `1 - down <= ratio <= 1 + up` means "no change". Before 1.33,
+    /// `|1 - ratio| <= tolerance` in float64, which differs at the edges: a ratio of exactly 1.1
+    /// is `|1 - 1.1|` = 0.10000000000000009 away, outside a tolerance of 0.1.
     pub fn is_within(&self, ratio: f64) -> bool {
-        (1.0 - self.scale_down) <= ratio && ratio <= (1.0 + self.scale_up)
+        if self.per_direction {
+            (1.0 - self.scale_down) <= ratio && ratio <= (1.0 + self.scale_up)
+        } else {
+            (1.0 - ratio).abs() <= self.scale_up
+        }
     }
 }
 
@@ -86,10 +104,7 @@ mod tests {
 
     #[test]
     fn tolerance_bounds_are_inclusive() {
-        let t = Tolerances {
-            scale_down: 0.1,
-            scale_up: 0.1,
-        };
+        let t = Tolerances::symmetric(0.1);
         assert!(t.is_within(1.1));
         assert!(t.is_within(0.9));
         assert!(!t.is_within(1.1000001));
@@ -97,8 +112,25 @@ mod tests {
         let t = Tolerances {
             scale_down: 0.0,
             scale_up: 0.05,
+            per_direction: true,
         };
         assert!(!t.is_within(0.99));
         assert!(t.is_within(1.05));
+    }
+
+    #[test]
+    fn before_1_33_the_band_is_an_absolute_difference() {
+        let t = Tolerances {
+            per_direction: false,
+            ..Tolerances::symmetric(0.1)
+        };
+        // 1.1 is just outside (|1 - 1.1| = 0.10000000000000009 in float64), 0.9 just inside
+        // (0.09999999999999998).
+        assert!(!t.is_within(1.1));
+        assert!(t.is_within(0.9));
+        assert!(!t.is_within(0.8999999));
+        assert!(t.is_within(1.0999999));
+        assert!(t.is_within(0.9000001));
+        assert!(Tolerances::symmetric(0.1).is_within(1.1));
     }
 }

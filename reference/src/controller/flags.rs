@@ -30,7 +30,7 @@ fn duration(s: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("invalid duration {s:?} (e.g. 15s, 5m0s)"))
 }
 
-/// The reference Horizontal Pod Autoscaler controller (Kubernetes 1.36 semantics).
+/// The reference Horizontal Pod Autoscaler controller (the semantics of `--kubernetes-version`, 1.37 by default).
 #[derive(Debug, Clone, Parser)]
 #[command(name = "hpa-reference", version, about)]
 pub struct Flags {
@@ -58,9 +58,14 @@ pub struct Flags {
         default_value_t = 5
     )]
     pub concurrent_syncs: u16,
-    /// Feature gates, e.g. `HPAScaleToZero=true,HPAConfigurableTolerance=false`.
+    /// Feature gates, e.g. `HPAScaleToZero=true,PodLevelResources=false` (over the defaults of
+    /// `--kubernetes-version`).
     #[arg(long = "feature-gates", value_delimiter = ',')]
     pub feature_gates: Vec<String>,
+    /// The Kubernetes release whose HPA controller to be (1.32 … 1.37): its behaviour and its
+    /// feature-gate defaults. Match the cluster's kube-controller-manager.
+    #[arg(long = "kubernetes-version", default_value_t = crate::version::KubernetesVersion::DEFAULT)]
+    pub kubernetes_version: crate::version::KubernetesVersion,
     /// Only watch HPAs in this namespace (default: all namespaces).
     #[arg(long)]
     pub namespace: Option<String>,
@@ -131,8 +136,20 @@ impl Flags {
 
     /// The core's settings from the flags.
     pub fn settings(&self) -> Result<Settings, String> {
-        let mut gates = crate::version::KubernetesVersion::DEFAULT.default_gates();
+        let version = self.kubernetes_version;
+        let mut gates = version.default_gates();
         for (k, v) in crate::settings::parse_gate_assignments(&self.feature_gates)? {
+            if !version.has_gate(&k) {
+                return Err(format!(
+                    "--feature-gates: Kubernetes {version} has no feature gate {k}"
+                ));
+            }
+            if version.locks_gate(&k) && gates.get(&k) != Ok(v) {
+                return Err(format!(
+                    "--feature-gates: {k} is GA and locked to {} in Kubernetes {version}",
+                    !v
+                ));
+            }
             gates.set(&k, v).map_err(|e| e.to_string())?;
         }
         Ok(Settings {
@@ -142,6 +159,7 @@ impl Flags {
             initial_readiness_delay: self.initial_readiness_delay,
             downscale_stabilization: self.downscale_stabilization,
             gates,
+            version,
             ..Settings::default()
         })
     }

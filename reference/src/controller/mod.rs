@@ -210,7 +210,11 @@ pub async fn reconcile_once(
     };
     let views: Vec<PodView> = pods.iter().map(|p| p.view.clone()).collect();
     let selecting = selecting_hpas(ctx, &key, &ns, selector.as_deref(), &pods);
-    let metric_readings = readings(hpa.spec.metrics.as_deref().unwrap_or_default(), &apis);
+    let metric_readings = readings(
+        hpa.spec.metrics.as_deref().unwrap_or_default(),
+        &apis,
+        ctx.settings.version.changes(),
+    );
 
     let mut memory = ctx
         .memory

@@ -65,6 +65,9 @@ pub struct Case {
     /// The HPAs alongside (`alongside`), each loaded as a case of its own: the case's file with
     /// the member's HPA, workload, timeline and expectations, and the case's duration.
     pub members: Vec<Case>,
+    /// The releases the case holds for and where its expectations change, parsed
+    /// ([`crate::case::versions`]).
+    pub releases: crate::case::versions::Releases,
 }
 
 impl Case {

@@ -27,7 +27,7 @@ pub use loaded::{Case, LoadError};
 use sections::Latest;
 
 /// Loads and checks one case file. Feature gates the case lists are validated by name; the HPA is
-/// validated with HPAScaleToZero as the case assumes it (else Kubernetes 1.36's default).
+/// validated with HPAScaleToZero as the case assumes it (else the default release's default).
 pub fn load_case(path: &Path) -> Result<Case, LoadError> {
     regular_file(path)?;
     let text = std::fs::read_to_string(path)
@@ -119,6 +119,7 @@ fn check_case(path: &Path, index: &Index, file: CaseFile) -> Result<Case, LoadEr
         file.workload = member.workload.clone();
         file.timeline = member.timeline.clone();
         file.expect = member.expect.clone();
+        file.changed_in = Vec::new();
         file.alongside = Vec::new();
         file.other_hpas = Vec::new();
         file.memory = None;
@@ -159,6 +160,7 @@ fn check_file(c: &Checker<'_>, file: CaseFile) -> Result<Case, LoadError> {
     sections::timeline(c, &file, &hpa, &mut latest)?;
     let manifests = sections::patches(c, &file, &gates)?;
     sections::expectations(c, &file, sync_period, &mut latest)?;
+    let releases = sections::releases(c, &file)?;
     let duration = sections::run_length(c, &file, &manifests, sync_period, latest)?;
     Ok(Case {
         path: c.path.to_path_buf(),
@@ -170,5 +172,6 @@ fn check_file(c: &Checker<'_>, file: CaseFile) -> Result<Case, LoadError> {
         sync_period,
         duration,
         members: Vec::new(),
+        releases,
     })
 }

@@ -456,14 +456,113 @@ pub(super) fn expectations(
     sync_period: u32,
     latest: &mut Latest,
 ) -> Result<(), LoadError> {
-    // Expectations.
-    for (i, x) in file.expect.at.iter().enumerate() {
-        let at = format!("expect.at[{i}].t");
+    expectation_list(c, "expect", &file.expect, sync_period, latest)?;
+    for (k, change) in file.changed_in.iter().enumerate() {
+        let base = format!("changedIn[{k}].before");
+        if change.before.rejected.is_some() {
+            return Err(c.err(
+                &format!("{base}.rejected"),
+                "a change of a release expects ticks: a case rejected on some releases only is two cases",
+            ));
+        }
+        expectation_list(c, &base, &change.before, sync_period, latest)?;
+    }
+    Ok(())
+}
+
+/// The releases of `kubernetesVersions` and `changedIn`, each a known release written as a
+/// string, the range not empty, each change inside it and after its start, no release twice.
+pub(super) fn releases(
+    c: &Checker<'_>,
+    file: &CaseFile,
+) -> Result<crate::case::versions::Releases, LoadError> {
+    use hpa_reference::KubernetesVersion;
+    let parse = |at: &str, text: &str| -> Result<KubernetesVersion, LoadError> {
+        text.parse::<KubernetesVersion>()
+            .map_err(|e| c.err(at, e.to_string()))
+    };
+    let mut out = crate::case::versions::Releases::default();
+    if let Some(r) = &file.kubernetes_versions {
+        out.from = r
+            .from
+            .as_deref()
+            .map(|t| parse("kubernetesVersions.from", t))
+            .transpose()?;
+        out.through = r
+            .through
+            .as_deref()
+            .map(|t| parse("kubernetesVersions.through", t))
+            .transpose()?;
+        if out.from.is_none() && out.through.is_none() {
+            return Err(c.err(
+                "kubernetesVersions",
+                "kubernetesVersions needs `from`, `through` or both",
+            ));
+        }
+        if let (Some(f), Some(t)) = (out.from, out.through)
+            && f > t
+        {
+            return Err(c.err(
+                "kubernetesVersions.through",
+                format!("kubernetesVersions: from {f} through {t} holds for no release"),
+            ));
+        }
+        if r.because.trim().is_empty() {
+            return Err(c.err(
+                "kubernetesVersions.because",
+                "kubernetesVersions.because says why the case does not hold on other releases",
+            ));
+        }
+    }
+    for (k, change) in file.changed_in.iter().enumerate() {
+        let at = format!("changedIn[{k}].release");
+        let release = parse(&at, &change.release)?;
+        if release == KubernetesVersion::ALL[0] || out.from.is_some_and(|f| release <= f) {
+            return Err(c.err(
+                &at,
+                format!(
+                    "no release this case holds for is before {release}: nothing to expect there"
+                ),
+            ));
+        }
+        if out.through.is_some_and(|t| release > t) {
+            return Err(c.err(
+                &at,
+                format!("{release} is after kubernetesVersions.through: the case never sees it"),
+            ));
+        }
+        if out.changed_in.contains(&release) {
+            return Err(c.err(
+                &at,
+                format!("{release} is in changedIn twice: give one entry per release"),
+            ));
+        }
+        if change.upstream.trim().is_empty() {
+            return Err(c.err(
+                &format!("changedIn[{k}].upstream"),
+                "changedIn[].upstream names the upstream change (its pull request)",
+            ));
+        }
+        out.changed_in.push(release);
+    }
+    Ok(out)
+}
+
+/// The checks of one expectation list (`expect`, or a change's `before`), `base` its path.
+fn expectation_list(
+    c: &Checker<'_>,
+    base: &str,
+    expect: &crate::case::model::Expectations,
+    sync_period: u32,
+    latest: &mut Latest,
+) -> Result<(), LoadError> {
+    for (i, x) in expect.at.iter().enumerate() {
+        let at = format!("{base}.at[{i}].t");
         c.time(&at, i64::from(x.t))?;
         latest.note(i64::from(x.t), at);
         if x.t % sync_period != 0 {
             return Err(c.err(
-                &format!("expect.at[{i}].t"),
+                &format!("{base}.at[{i}].t"),
                 format!(
                     "t={} is not a tick: ticks are multiples of the sync period ({sync_period} s)",
                     x.t
@@ -478,7 +577,7 @@ pub(super) fn expectations(
             .collect();
         for (j, ty) in x.absent_conditions.iter().flatten().enumerate() {
             if listed.contains(&ty.as_str()) {
-                let at = format!("expect.at[{i}].absentConditions[{j}]");
+                let at = format!("{base}.at[{i}].absentConditions[{j}]");
                 return Err(c.err(
                     &at,
                     format!("{at}: {ty} is expected both present (in conditions) and absent"),
@@ -487,7 +586,7 @@ pub(super) fn expectations(
         }
         if let Some(m) = &x.memory {
             for (j, r) in m.recommendations.iter().flatten().enumerate() {
-                let at = format!("expect.at[{i}].memory.recommendations[{j}]");
+                let at = format!("{base}.at[{i}].memory.recommendations[{j}]");
                 c.time(&format!("{at}.at"), r.at)?;
                 c.replicas(&format!("{at}.replicas"), r.replicas)?;
             }
@@ -496,14 +595,14 @@ pub(super) fn expectations(
                 ("scaleDownEvents", &m.scale_down_events),
             ] {
                 for (j, e) in events.iter().flatten().enumerate() {
-                    let at = format!("expect.at[{i}].memory.{list}[{j}]");
+                    let at = format!("{base}.at[{i}].memory.{list}[{j}]");
                     c.time(&format!("{at}.at"), e.at)?;
                     c.replicas(&format!("{at}.change"), e.change)?;
                 }
             }
         }
         if x.exact_conditions == Some(true) && x.conditions.is_none() {
-            let at = format!("expect.at[{i}].exactConditions");
+            let at = format!("{base}.at[{i}].exactConditions");
             return Err(c.err(
                 &at,
                 format!("{at} needs the list of conditions (`conditions: []` for none)"),
@@ -516,14 +615,14 @@ pub(super) fn expectations(
             .flatten()
             .map(|k| (k.message.is_some(), k.message_contains.is_some()))
             .enumerate()
-            .map(|(j, b)| (format!("expect.at[{i}].conditions[{j}]"), b))
+            .map(|(j, b)| (format!("{base}.at[{i}].conditions[{j}]"), b))
             .chain(
                 x.events
                     .iter()
                     .flatten()
                     .map(|e| (e.message.is_some(), e.message_contains.is_some()))
                     .enumerate()
-                    .map(|(j, b)| (format!("expect.at[{i}].events[{j}]"), b)),
+                    .map(|(j, b)| (format!("{base}.at[{i}].events[{j}]"), b)),
             )
             .find(|(_, (exact, contains))| *exact && *contains);
         if let Some((at, _)) = both {
@@ -535,7 +634,7 @@ pub(super) fn expectations(
         for (j, m) in x.current_metrics.iter().flatten().enumerate() {
             for (field, q) in [("averageValue", &m.average_value), ("value", &m.value)] {
                 if let Some(q) = q {
-                    c.quantity(&format!("expect.at[{i}].currentMetrics[{j}].{field}"), q)?;
+                    c.quantity(&format!("{base}.at[{i}].currentMetrics[{j}].{field}"), q)?;
                 }
             }
         }

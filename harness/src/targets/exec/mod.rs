@@ -731,6 +731,23 @@ impl Target for ExecTarget {
             who: Some(who.clone()),
             delta: hello.delta_ticks.then(Sent::default),
         };
+        if let Some(declared) = &hello.kubernetes_version {
+            match declared.parse::<hpa_reference::KubernetesVersion>() {
+                Ok(v) if v == settings.version => {}
+                Ok(v) => {
+                    return Err(TargetError::skip(format!(
+                        "{who} implements Kubernetes {v} (hello.kubernetesVersion), but this run judges {}: run it with --kubernetes-version {v}",
+                        settings.version
+                    )));
+                }
+                Err(e) => {
+                    return Err(TargetError::skip(format!(
+                        "{who} declares hello.kubernetesVersion {}: {e}",
+                        crate::util::text::quote(declared)
+                    )));
+                }
+            }
+        }
         // Only the gates the case uses matter; one hello does not report is not taken as
         // agreement. A skipped case's session is dropped: `stop`, or `end` when it is kept.
         let mut differing = Vec::new();
