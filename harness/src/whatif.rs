@@ -184,7 +184,7 @@ fn read_deployment(path: &Path) -> Result<DeploymentPods, LoadError> {
     let at = |e: yaml::YamlError| err(path, e.pos.line, e.pos.column, e.reason);
     let index = Index::build(&text).map_err(at)?;
     let d: Deployment = yaml::from_str(&text).map_err(|e| at(index.explain(e)))?;
-    let spec = d.spec.unwrap_or_default();
+    let spec = d.spec;
     let pod = spec.template.spec.unwrap_or_default();
     let containers: Vec<Container> = pod.containers.into_iter().map(case_container).collect();
     let sidecars: Vec<Container> = pod

@@ -58,6 +58,8 @@ pub fn copy_conditions(
         reason: c.reason.as_deref().map(recycle::text),
         message: c.message.as_deref().map(recycle::text),
         last_transition_time: c.last_transition_time.clone(),
+        // 1.37's conditions may carry one; the controller keeps it and never sets it.
+        observed_generation: c.observed_generation,
     }));
     list
 }

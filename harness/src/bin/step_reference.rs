@@ -163,14 +163,16 @@ fn main() {
                         .and_then(|mut f| writeln!(f, "{} {}", std::process::id(), start.case));
                 }
                 let mut gates = start.feature_gates.clone();
-                if let Some((k, v)) = &fixed {
-                    gates.insert(k.clone(), *v);
-                }
                 gates.retain(|k, _| version.has_gate(k));
                 for (k, v) in gates.iter_mut() {
                     if version.locks_gate(k) {
                         *v = version.default_gates().get(k).unwrap_or(*v);
                     }
+                }
+                // A gate fixed by --gates-fixed wins, even over a lock (it poses an
+                // implementation that cannot take the case's gates).
+                if let Some((k, v)) = &fixed {
+                    gates.insert(k.clone(), *v);
                 }
                 let mut reported = gates.clone();
                 if let Some(k) = &unlisted {

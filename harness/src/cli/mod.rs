@@ -6,6 +6,7 @@
 mod explain;
 mod fuzz;
 mod lint;
+mod matrix;
 mod rbac_audit;
 mod run;
 mod schema;
@@ -49,6 +50,9 @@ pub enum Command {
     /// Differential fuzzing: random valid scenarios on two targets, traces compared tick by tick;
     /// the first difference is shrunk to a case file in `--out`. Exit 1 when a difference was found.
     Fuzz(fuzz::FuzzArgs),
+    /// The corpus on one target at every Kubernetes release (1.32 … 1.37): case × release,
+    /// with the upstream change that explains each row where the releases differ.
+    Matrix(matrix::MatrixArgs),
     /// Check case files: schema, upstream's HPA validation, unique names, and that each `source`
     /// exists (a seed document and one of its headings, or an upstream test in a facts file; a
     /// case with neither says why in `source.reason`).
@@ -97,6 +101,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
         Command::Explain(args) => explain::run(args, out, err),
         Command::WhatIf(args) => what_if::run(args, out, err),
         Command::Fuzz(args) => fuzz::run(args, out, err),
+        Command::Matrix(args) => matrix::run(args, out, err),
         Command::Lint(args) => lint::run(args, out, err),
         Command::KindScale(args) => {
             crate::cluster::scale::run(args, out).map_err(usage)?;

@@ -379,7 +379,8 @@ fn run_on_cluster(
     if args.time_scale == 0 {
         return Err(usage("--time-scale must be at least 1"));
     }
-    let settings = crate::cluster::plan::ClusterSettings::defaults_scaled(args.time_scale);
+    let mut settings = crate::cluster::plan::ClusterSettings::defaults_scaled(args.time_scale);
+    settings.version = kubernetes_version;
     let margin = args
         .margin_seconds
         .unwrap_or_else(|| settings.default_margin().as_secs_f64());

@@ -387,7 +387,7 @@ pub async fn replacement_controllers(client: &Client) -> Vec<(String, Vec<String
                 d.metadata.namespace.unwrap_or_default(),
                 d.metadata.name.unwrap_or_default()
             );
-            let c = d.spec?.template.spec?.containers.into_iter().next()?;
+            let c = d.spec.template.spec?.containers.into_iter().next()?;
             let args = c
                 .command
                 .unwrap_or_default()

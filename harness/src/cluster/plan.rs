@@ -30,6 +30,9 @@ pub struct ClusterSettings {
     pub downscale_stabilization: Duration,
     /// How many case seconds one cluster second stands for (1: real time).
     pub time_scale: u32,
+    /// The Kubernetes release the cluster's HPA controller is (`--kubernetes-version`): its gate
+    /// defaults are what a controller without `--feature-gates` runs with.
+    pub version: hpa_reference::KubernetesVersion,
 }
 
 impl ClusterSettings {
@@ -45,6 +48,7 @@ impl ClusterSettings {
             initial_readiness_delay: d.initial_readiness_delay / n,
             downscale_stabilization: d.downscale_stabilization / n,
             time_scale: n,
+            version: hpa_reference::KubernetesVersion::DEFAULT,
         }
     }
 
@@ -124,8 +128,20 @@ pub fn check_controller(
             ));
         }
     }
+    // The deployed reference says which release it follows; it must be the judged one.
+    if let Some(v) = flag("kubernetes-version") {
+        match v.parse::<hpa_reference::KubernetesVersion>() {
+            Ok(v) if v == want.version => {}
+            _ => {
+                return Err(format!(
+                    "{who} runs --kubernetes-version={v} but this run judges {}: pass --kubernetes-version {v}",
+                    want.version
+                ));
+            }
+        }
+    }
     // The HPA's feature gates: the command line's, else the judged release's defaults.
-    let mut have = hpa_reference::KubernetesVersion::DEFAULT.default_gates();
+    let mut have = want.version.default_gates();
     for (name, v) in flag("feature-gates")
         .unwrap_or_default()
         .split(',')
@@ -562,7 +578,7 @@ mod tests {
 
     #[test]
     fn controller_manager_flags_must_match_the_time_scale() {
-        let k136 = hpa_reference::KubernetesVersion::V1_36.default_gates();
+        let k136 = hpa_reference::KubernetesVersion::DEFAULT.default_gates();
         let args: Vec<String> = [
             "kube-controller-manager",
             "--controllers=*,bootstrapsigner,tokencleaner",
@@ -600,7 +616,8 @@ mod tests {
         let k136 = hpa_reference::KubernetesVersion::V1_36.default_gates();
         let mut zero = k136;
         zero.set("HPAScaleToZero", true).unwrap();
-        let s = ClusterSettings::defaults_scaled(1);
+        let mut s = ClusterSettings::defaults_scaled(1);
+        s.version = hpa_reference::KubernetesVersion::V1_36;
         let on = vec!["--feature-gates=SomethingElse=true,HPAScaleToZero=true".to_string()];
         assert_eq!(check_controller("kcm", &on, &s, &zero), Ok(true));
         let e = check_controller("kcm", &on, &s, &k136).unwrap_err();
@@ -613,6 +630,13 @@ mod tests {
         let e = check_controller("kcm", &[], &s, &zero).unwrap_err();
         assert!(e.contains("--feature-gates HPAScaleToZero=false"), "{e}");
         assert_eq!(check_controller("kcm", &[], &s, &k136), Ok(true));
+        // A controller that names its release must be the judged one.
+        let other = vec!["--kubernetes-version=1.34".to_string()];
+        let e = check_controller("hpa-reference", &other, &s, &k136).unwrap_err();
+        assert!(e.contains("--kubernetes-version 1.34"), "{e}");
+        s.version = hpa_reference::KubernetesVersion::V1_37;
+        let k137 = hpa_reference::KubernetesVersion::V1_37.default_gates();
+        assert_eq!(check_controller("kcm", &[], &s, &k137), Ok(true));
     }
 
     #[rstest::rstest]

@@ -9,6 +9,7 @@ pub mod human;
 pub mod json;
 pub mod junit;
 pub mod levels;
+pub mod matrix;
 pub mod timeline;
 
 use crate::case::LoadError;

@@ -997,6 +997,7 @@ mod tests {
                             reason: Some((*reason).into()),
                             message: Some((*message).into()),
                             last_transition_time: None,
+                            observed_generation: None,
                         },
                     )
                     .collect(),
