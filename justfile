@@ -18,6 +18,7 @@ test:
     INSTA_UPDATE=no cargo test --workspace
     cargo run -q -p hpa-harness -- lint cases
     cargo run -q -p hpa-harness -- run cases
+    scripts/versions-doc.sh --check
 
 # Debian's chromium for the HTML report's browser test (tests/report_browser.rs, part of `test`;
 # without chromium it is skipped with a loud message, in CI it fails). Needs root or sudo.
@@ -31,6 +32,21 @@ browser:
 [doc("Check case files: schema, API validation, unique names, sources (needs ../shared)")]
 lint *ARGS:
     cargo run -q -p hpa-harness -- lint {{ARGS}}
+
+# The corpus at every Kubernetes release 1.32 … 1.37 (or the given flags: --target,
+# --versions, --report DIR, --format json|markdown): case × release, each change named
+# (docs/versions.md).
+[group('corpus')]
+[doc("The corpus at every Kubernetes release 1.32 … 1.37: case × release (docs/versions.md)")]
+matrix *ARGS:
+    cargo run -q --release -p hpa-harness -- matrix {{ARGS}}
+
+# The reference's version matrix into README.md and docs/versions.md (`--check`: only check it is
+# current, as `just test` does).
+[group('corpus')]
+[doc("Write the reference's version matrix into README.md and docs/versions.md")]
+versions-doc *ARGS:
+    scripts/versions-doc.sh {{ARGS}}
 
 # Run the corpus (or the given paths/flags) against the in-process reference core.
 [group('corpus')]
@@ -80,7 +96,7 @@ figures:
 # default_version) into adapters/upstream/bin/<release>/; cached by its inputs
 # (adapters/upstream/README.md, "Building").
 [group('upstream')]
-[doc("Build the upstream HPA adapter for a release (default 1.36.4), cached by its inputs")]
+[doc("Build the upstream HPA adapter for a release (default 1.37.2), cached by its inputs")]
 upstream VERSION="":
     adapters/upstream/build.sh {{VERSION}}
 
@@ -111,23 +127,27 @@ quantity-upstream: upstream
 quantity-fuzz COUNT="1000000" SEED="1": upstream
     HPA_QUANTITY_RANDOM={{COUNT}} HPA_QUANTITY_SEED={{SEED}} cargo test --release -p hpa-conformance-tests --test quantity_upstream -- --ignored --nocapture
 
-# The whole corpus on upstream's own controller code: every case must pass there too (one adapter
-# process per core, each serving case after case: harness/PROTOCOL.md, manyCases).
-# Every case an implementation sees must run there: the only skips allowed are the rejections
-# (kind-validation confirms those on the API server), so every expectation is confirmed by running
-# upstream (cases/COVERAGE.md, "Every expectation confirmed by running upstream").
+# The whole corpus on upstream's own controller code of each release (default: all, 1.32 … 1.37),
+# judged at that release: every case must pass there too (one adapter process per core, each
+# serving case after case: harness/PROTOCOL.md, manyCases). Every case the core runs at a release
+# must run on its upstream: the only extra skips allowed are the rejections (kind-validation
+# confirms those on the API server), so every expectation is confirmed by running upstream
+# (cases/COVERAGE.md, "Every expectation confirmed by running upstream"). Builds each adapter
+# first (cached by its inputs).
 [group('upstream')]
-[doc("The whole corpus on upstream's controller code (only rejections may skip)")]
-upstream-corpus: upstream
-    scripts/upstream-corpus.sh
+[doc("The whole corpus on each release's upstream controller, 1.32 … 1.37 (only rejections may skip)")]
+upstream-corpus *RELEASES:
+    scripts/upstream-corpus.sh {{RELEASES}}
 
-# Differential fuzzing, reference core vs upstream (CI runs a fixed-seed batch of 20000); one job
-# per core, adapter processes kept between scenarios, delta ticks; the last line gives
-# scenarios/s. The release harness (the one `kind-test` runs, so CI builds it once).
+# Differential fuzzing, reference core vs upstream of one release (default 1.37), both at that
+# release (CI: a fixed-seed batch of 20000 at 1.37 and 2000 at each other release); one job per
+# core, adapter processes kept between scenarios, delta ticks; the last line gives scenarios/s.
+# The release harness (the one `kind-test` runs, so CI builds it once).
 [group('upstream')]
-[doc("Differential fuzzing, reference core vs upstream (CI: 20000 scenarios of seed 1)")]
-fuzz-upstream COUNT="20000" SEED="1": upstream
-    cargo run -q --release -p hpa-harness -- fuzz --b exec:adapters/upstream/bin/hpa-upstream-adapter --count {{COUNT}} --seed {{SEED}}
+[doc("Differential fuzzing, core vs upstream of a release (CI: 20000 at 1.37, 2000 at each other)")]
+fuzz-upstream COUNT="20000" SEED="1" RELEASE="1.37":
+    adapters/upstream/build.sh {{RELEASE}}
+    cargo run -q --release -p hpa-harness -- fuzz --kubernetes-version {{RELEASE}} --b exec:adapters/upstream/bin/$(cd adapters/upstream/versions && ls -d {{RELEASE}}*/ | tr -d / | sort -V | tail -1)/hpa-upstream-adapter --count {{COUNT}} --seed {{SEED}}
 
 # Mutation testing of the decision core (cargo-mutants; what is mutated and how each mutant is
 # judged: .cargo/mutants.toml): a mutant is caught when a case fails on the core (tests/verdicts.rs,

@@ -258,6 +258,14 @@ pub struct Tick {
     pub scale_error: Option<String>,
     /// UPDATE scale's error text this tick.
     pub scale_update_error: Option<String>,
+    /// With `scaleUpdateError`: the failure is the API server's typed status error of this
+    /// reason (`Conflict`: HTTP 409, which 1.34+ retries after a fresh GET), not a plain error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_update_error_reason: Option<String>,
+    /// With `scaleUpdateErrorReason`: how many UPDATE attempts of this tick fail before the next
+    /// one succeeds (`1`: the first only); absent: every attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_update_failures: Option<u32>,
     /// The pods; absent only when `unchanged` lists `pods`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pods: Option<Vec<Pod>>,
@@ -296,6 +304,10 @@ pub struct TickLine<'a> {
     scale_error: Option<&'a String>,
     scale_update_error: Option<&'a String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    scale_update_error_reason: Option<&'a String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scale_update_failures: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pods: Option<&'a [Pod]>,
     metrics: &'a MetricsApis,
     other_hpas_selecting_pods: &'a [String],
@@ -313,6 +325,8 @@ impl<'a> TickLine<'a> {
             scale: s.scale.as_ref().ok(),
             scale_error: s.scale.as_ref().err(),
             scale_update_error: s.scale_update_error.as_ref(),
+            scale_update_error_reason: s.scale_update_error_reason.as_ref(),
+            scale_update_failures: s.scale_update_failures,
             pods: (!unchanged.contains(&Unchanged::Pods)).then_some(&s.pods[..]),
             metrics: &s.metrics,
             other_hpas_selecting_pods: &s.other_hpas_selecting_pods,
@@ -446,6 +460,8 @@ impl Tick {
             scale: s.scale.as_ref().ok().cloned(),
             scale_error: s.scale.as_ref().err().cloned(),
             scale_update_error: s.scale_update_error.clone(),
+            scale_update_error_reason: s.scale_update_error_reason.clone(),
+            scale_update_failures: s.scale_update_failures,
             pods: Some(s.pods.to_vec()),
             metrics: s.metrics.clone(),
             other_hpas_selecting_pods: s.other_hpas_selecting_pods.clone(),
@@ -488,6 +504,8 @@ impl Tick {
                 (None, None) => Err("the scale was not provided".into()),
             },
             scale_update_error: self.scale_update_error,
+            scale_update_error_reason: self.scale_update_error_reason,
+            scale_update_failures: self.scale_update_failures,
             pods,
             metrics: self.metrics,
             other_hpas_selecting_pods: self.other_hpas_selecting_pods,

@@ -26,6 +26,7 @@ pub mod normalize;
 pub mod outcome;
 pub mod quantity;
 pub mod recycle;
+pub mod retry;
 pub mod selector;
 pub mod settings;
 pub mod time;

@@ -585,6 +585,12 @@ pub struct ScaleApi {
     /// Error text of UPDATE scale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub update_error: Option<String>,
+    /// The API server's reason for refusing UPDATE scale, which makes `updateError` a typed
+    /// status error instead of a plain one: `Conflict` (HTTP 409; since 1.34 the controller
+    /// reads the scale again and retries, up to 5 attempts per reconcile). With it,
+    /// `updateFailures` counts UPDATE attempts rather than failed rescales.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_error_reason: Option<String>,
     /// How many rescales fail with `updateError` before UPDATE scale succeeds again (a one-shot
     /// error: `1`, e.g. a 409 Conflict); absent: every rescale fails until the next `scaleApi`.
     /// A rescale counts when the controller reports it failed (AbleToScale=False/FailedUpdateScale),
@@ -634,6 +640,11 @@ pub struct ExpectAt {
     /// `status.lastScaleTime` as a virtual time (seconds); `-1` means unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_scale_time: Option<i64>,
+    /// `status.observedGeneration` (1.37's `HPAGeneration`: the HPA's `metadata.generation`,
+    /// which the API server sets to 1 at creation and raises at each change of the spec); `-1`
+    /// means unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
     /// Conditions that must be present (others are not checked, unless `exactConditions`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<ExpectCondition>>,

@@ -155,6 +155,7 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
             implementation,
             fixed_gates: opts.fixed_gates.clone(),
             commit: corpus_commit(&paths),
+            kubernetes_version,
         };
         write_report_file(file, &report::claim::json(&report, &ctx))?;
         write_report_file(

@@ -195,6 +195,22 @@ pub(super) fn random_rules(rng: &mut Rng, edge: bool) -> Value {
     Value::Object(rules)
 }
 
+/// Leaves out of a scenario what the judged release cannot run, so that every scenario runs on
+/// both targets: per-direction tolerances before 1.33 (no `HPAConfigurableTolerance` gate).
+pub fn fit_release(file: &mut CaseFile, version: hpa_reference::KubernetesVersion) {
+    if version.has_gate("HPAConfigurableTolerance") {
+        return;
+    }
+    if let Some(b) = file.hpa.spec.behavior.as_mut() {
+        for rules in [b.scale_up.as_mut(), b.scale_down.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            rules.tolerance = None;
+        }
+    }
+}
+
 /// A random, valid scenario.
 pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
     // About a third of the scenarios draw edge values (crate::edges).

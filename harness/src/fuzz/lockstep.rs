@@ -97,10 +97,12 @@ pub(super) fn lockstep(case: &Case, a: &dyn Target, b: &dyn Target, opts: &RunOp
         }))
     };
     let mut sessions = Vec::with_capacity(2);
+    let mut world_settings = None;
     for (i, t) in [a, b].into_iter().enumerate() {
         let Ok(settings) = crate::run::resolve_settings(case, t.gate_support(), opts) else {
             return Lockstep::Undecided;
         };
+        world_settings.get_or_insert_with(|| settings.clone());
         match t.start(case, &settings) {
             Ok(s) if s.highest_level() == Profile::Full => sessions.push(s),
             Ok(_) => return Lockstep::Undecided,
@@ -114,7 +116,10 @@ pub(super) fn lockstep(case: &Case, a: &dyn Target, b: &dyn Target, opts: &RunOp
     let (Some(mut sb), Some(mut sa)) = (sessions.pop(), sessions.pop()) else {
         return Lockstep::Undecided;
     };
-    let ended = crate::run::drive(case, |world, t| {
+    let Some(world_settings) = world_settings else {
+        return Lockstep::Undecided;
+    };
+    let ended = crate::run::drive(case, &world_settings, |world, t| {
         let (before, pods) = (world.replicas(), world.pod_counts(t));
         let snapshot = world.snapshot(t);
         let oa = match sa.tick(&snapshot) {

@@ -294,7 +294,8 @@ pub fn fuzz_jobs_with(
     let name_of = |i: usize| format!("fuzz-{seed}-{i}");
     let scenario = |i: usize| {
         let mut rng = Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(i as u64));
-        let file = generate(&name_of(i), &mut rng);
+        let mut file = generate(&name_of(i), &mut rng);
+        generate::fit_release(&mut file, opts.version);
         to_case(&file).map(|case| (file, case))
     };
     // The first scenario the loader accepts shows whether both targets can run at all.
@@ -450,7 +451,16 @@ fn consider(
     } else {
         (&ra, &rb, a.name(), b.name())
     };
-    let regression = regression_case(small, truth, other, (diff_t, &diff), &tn, &on);
+    let mut regression = regression_case(small, truth, other, (diff_t, &diff), &tn, &on);
+    // Its expectations were taken at one release: it claims that one only.
+    let v = opts.version;
+    regression.kubernetes_versions = Some(crate::case::model::VersionRange {
+        from: Some(v.name().to_string()),
+        through: Some(v.name().to_string()),
+        because: format!(
+            "found by the fuzzer on Kubernetes {v}, its expectations taken there; check the other releases (hpa-conformance matrix) and widen the range"
+        ),
+    });
     std::fs::create_dir_all(out_dir)
         .map_err(|e| FuzzError::Write(format!("cannot create {}: {e}", out_dir.display())))?;
     let path = fresh_path(out_dir, name, ".yaml");

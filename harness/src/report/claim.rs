@@ -24,6 +24,8 @@ pub struct ClaimContext {
     pub fixed_gates: BTreeMap<String, bool>,
     /// The corpus's git commit, when known.
     pub commit: Option<String>,
+    /// The Kubernetes release judged (`--kubernetes-version`).
+    pub kubernetes_version: hpa_reference::KubernetesVersion,
 }
 
 #[derive(Serialize)]
@@ -53,6 +55,8 @@ struct Claim<'a> {
     corpus: Corpus,
     implementation: String,
     target: &'a str,
+    /// The Kubernetes release whose expectations the implementation was judged against.
+    kubernetes_version: &'static str,
     profile: Profile,
     fixed_feature_gates: &'a BTreeMap<String, bool>,
     summary: Counts,
@@ -124,6 +128,7 @@ fn build<'a>(report: &'a RunReport, ctx: &'a ClaimContext) -> Claim<'a> {
             .clone()
             .unwrap_or_else(|| report.target.clone()),
         target: &report.target,
+        kubernetes_version: ctx.kubernetes_version.name(),
         profile: report.profile,
         fixed_feature_gates: &ctx.fixed_gates,
         summary: Counts {
@@ -178,7 +183,8 @@ pub fn markdown(report: &RunReport, ctx: &ClaimContext) -> String {
         .collect();
     let _ = writeln!(
         out,
-        "Judged at profile `{}` on the hpa-conformance corpus (commit `{}`, {} cases, fingerprint `{}`): {}; {} skipped (every skip is listed with its reason in the JSON statement).\n",
+        "Judged as Kubernetes **{}** at profile `{}` on the hpa-conformance corpus (commit `{}`, {} cases, fingerprint `{}`): {}; {} skipped (every skip is listed with its reason in the JSON statement).\n",
+        c.kubernetes_version,
         c.profile,
         c.corpus.commit,
         c.corpus.cases,

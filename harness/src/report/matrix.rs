@@ -68,6 +68,9 @@ pub struct Totals {
     pub errored: usize,
 }
 
+/// The changes of one release: each upstream change with the cases that show it.
+pub type ReleaseChanges = (String, Vec<(String, Vec<String>)>);
+
 /// The whole matrix.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -163,7 +166,7 @@ impl Matrix {
     }
 
     /// The changes the corpus shows, by release (newest first): each change with its cases.
-    pub fn changes_by_release(&self) -> Vec<(String, Vec<(String, Vec<String>)>)> {
+    pub fn changes_by_release(&self) -> Vec<ReleaseChanges> {
         let mut by: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
         for row in &self.rows {
             for c in &row.changes {
@@ -174,7 +177,7 @@ impl Matrix {
                     .push(row.name.clone());
             }
         }
-        let mut out: Vec<(String, Vec<(String, Vec<String>)>)> = by
+        let mut out: Vec<ReleaseChanges> = by
             .into_iter()
             .map(|(release, changes)| (release, changes.into_iter().collect()))
             .collect();
@@ -292,7 +295,12 @@ impl Matrix {
         for (release, list) in self.changes_by_release() {
             let _ = writeln!(s, "\n### {release}\n");
             for (upstream, cases) in list {
-                let shown: Vec<String> = cases.iter().map(|c| format!("`{c}`")).collect();
+                // At most six names: the HTML page and the JSON list every case.
+                let mut shown: Vec<String> =
+                    cases.iter().take(6).map(|c| format!("`{c}`")).collect();
+                if cases.len() > 6 {
+                    shown.push(format!("… ({} cases)", cases.len()));
+                }
                 let _ = writeln!(
                     s,
                     "- {} — {}",
@@ -349,8 +357,7 @@ impl Matrix {
                                 .filter_map(|c| c.detail.clone())
                                 .next()
                                 .unwrap_or_default()
-                        })
-                        .into_iter(),
+                        }),
                 )
                 .collect();
             let _ = write!(

@@ -481,6 +481,24 @@ pub fn check_state(
             or_unset(s.current_replicas),
         ));
     }
+    if let Some(g) = x.observed_generation {
+        let actual = s.observed_generation.unwrap_or(-1);
+        if actual != g {
+            let shown = |g: i64| {
+                if g < 0 {
+                    "unset".to_string()
+                } else {
+                    g.to_string()
+                }
+            };
+            out.push(fail(
+                Some(t),
+                "status.observedGeneration",
+                shown(g),
+                shown(actual),
+            ));
+        }
+    }
     if let Some(l) = x.last_scale_time {
         let actual = s
             .last_scale_time
@@ -744,9 +762,10 @@ fn check_rejected(case: &Case, want: &str, settings: &Settings) -> Option<Failur
 /// `tick` breaks, with what it broke with.
 pub(crate) fn drive<B>(
     case: &Case,
+    settings: &Settings,
     mut tick: impl FnMut(&mut World, i64) -> ControlFlow<B>,
 ) -> ControlFlow<B> {
-    drive_all(&[case], |_, worlds, t| tick(&mut worlds[0], t))
+    drive_all(&[case], settings, |_, worlds, t| tick(&mut worlds[0], t))
 }
 
 /// [`drive`] for several HPAs in one namespace (a case and its `alongside`, loaded as cases):
@@ -754,12 +773,16 @@ pub(crate) fn drive<B>(
 /// with the index of the one whose turn it is.
 pub(crate) fn drive_all<B>(
     cases: &[&Case],
+    settings: &Settings,
     mut tick: impl FnMut(usize, &mut [World], i64) -> ControlFlow<B>,
 ) -> ControlFlow<B> {
     let Some(first) = cases.first() else {
         return ControlFlow::Continue(());
     };
-    let mut worlds: Vec<World> = cases.iter().map(|c| World::new(c)).collect();
+    let mut worlds: Vec<World> = cases
+        .iter()
+        .map(|c| World::new(c).for_release(settings))
+        .collect();
     let timelines: Vec<Vec<&crate::case::model::TimelineEntry>> = cases
         .iter()
         .map(|c| {
@@ -884,7 +907,7 @@ pub fn run_case_judged(
     let ticks = (u64::from(case.duration) / u64::from(case.sync_period.max(1)) + 1)
         .saturating_mul(cases.len() as u64);
     let mut budget = Budget::for_ticks(usize::try_from(ticks).unwrap_or(usize::MAX));
-    let stopped = drive_all(&cases, |i, worlds, t| {
+    let stopped = drive_all(&cases, &settings, |i, worlds, t| {
         let world = &mut worlds[i];
         let before = world.replicas();
         let pods = world.pod_counts(t);

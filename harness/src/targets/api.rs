@@ -58,6 +58,8 @@ pub struct Writes {
     pub events: Vec<Event>,
     /// Every request, as `METHOD path`.
     pub requests: Vec<String>,
+    /// UPDATE scale requests refused this tick.
+    pub refused_scale_updates: u32,
 }
 
 /// The fake API server's state.
@@ -165,7 +167,22 @@ impl FakeApi {
                 ("GET", Err(e)) => error(500, e),
                 ("PUT", _) => {
                     if let Some(e) = &s.scale_update_error {
-                        return error(500, e);
+                        // A typed refusal fails the tick's first `scaleUpdateFailures` attempts
+                        // (every one when absent) with its status code; a plain error, each.
+                        let code = match s.scale_update_error_reason.as_deref() {
+                            Some("Conflict") => 409,
+                            Some("NotFound") => 404,
+                            Some("TooManyRequests") => 429,
+                            Some("ServiceUnavailable") => 503,
+                            _ => 500,
+                        };
+                        let refused = state.writes.refused_scale_updates;
+                        if s.scale_update_error_reason.is_none()
+                            || s.scale_update_failures.is_none_or(|n| refused < n)
+                        {
+                            state.writes.refused_scale_updates += 1;
+                            return error(code, e);
+                        }
                     }
                     let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
                     match v["spec"]["replicas"].as_i64() {

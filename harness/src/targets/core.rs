@@ -136,8 +136,18 @@ impl Session for CoreSession {
         }
         let memory = self.memories.entry(key).or_default();
         let plan = decide(&obs, &self.settings, memory);
+        // A refused update fails the rescale unless the release retries it through
+        // (a conflict from 1.34 on: hpa_reference::retry).
         let write = match (&plan.rescale, &s.scale_update_error) {
-            (Some(_), Some(e)) => Err(e.clone()),
+            (Some(_), Some(e))
+                if !hpa_reference::retry::goes_through(
+                    self.settings.version.changes(),
+                    s.scale_update_error_reason.as_deref(),
+                    s.scale_update_failures,
+                ) =>
+            {
+                Err(e.clone())
+            }
             _ => Ok(()),
         };
         let d = plan.finish(write, memory);

@@ -36,6 +36,12 @@ pub struct Snapshot {
     pub scale: Result<Scale, String>,
     /// UPDATE scale will fail with this error.
     pub scale_update_error: Option<String>,
+    /// The error is the API server's typed status of this reason (`Conflict`: a 409), not a
+    /// plain error (`scaleApi.updateErrorReason`).
+    pub scale_update_error_reason: Option<String>,
+    /// How many UPDATE attempts of this tick fail before the next succeeds (with a reason);
+    /// `None`: every attempt.
+    pub scale_update_failures: Option<u32>,
     /// The pods matching the selector (shared: a world hands out the same list while no pod
     /// changed, so a target can see "unchanged" without comparing pods).
     pub pods: Arc<Vec<Pod>>,
@@ -449,6 +455,15 @@ impl World {
             hpa: self.hpa.clone(),
             scale,
             scale_update_error: self.update_scale_error.clone(),
+            scale_update_error_reason: self
+                .update_scale_error
+                .as_ref()
+                .and(self.update_error_reason.clone()),
+            scale_update_failures: self
+                .update_scale_error
+                .as_ref()
+                .and(self.update_error_reason.as_ref())
+                .and(self.update_failures_left),
             pods,
             metrics: self.metrics_apis(t),
             other_hpas_selecting_pods,

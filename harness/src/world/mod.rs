@@ -169,11 +169,20 @@ pub struct World {
     metric_errors: BTreeMap<String, String>,
     get_scale_error: Option<String>,
     update_scale_error: Option<String>,
-    /// Failed rescales left before `update_scale_error` clears (`None`: it stays).
+    /// Failed rescales left before `update_scale_error` clears (`None`: it stays); with
+    /// `update_error_reason`, failing UPDATE attempts left.
     update_failures_left: Option<u32>,
+    /// `scaleApi.updateErrorReason`.
+    update_error_reason: Option<String>,
+    /// UPDATE attempts a reconcile makes on this reason before it gives up: 5 when the judged
+    /// release retries conflicts (1.34+), else 1 ([`World::keeping_generation`]'s sibling).
+    attempts_per_rescale: u32,
     hpa: HorizontalPodAutoscaler,
     /// The HPA as the case wrote it (patches apply to this, then defaults).
     hpa_written: HorizontalPodAutoscaler,
+    /// The API server keeps `metadata.generation` (1.37's `HPAGeneration`): 1 at creation, one
+    /// more at each change of the spec ([`World::keeping_generation`]).
+    generation: bool,
     /// Other HPAs in the namespace: (`namespace/name`, their selector).
     other_hpas: Vec<(String, hpa_reference::selector::Selector)>,
     kinds: BTreeMap<String, MetricKind>,
@@ -208,6 +217,26 @@ fn q(s: &str) -> i64 {
 }
 
 impl World {
+    /// The world as the judged release's API server and controller make it:
+    /// - its API server keeps the HPA's `metadata.generation`, as 1.37's does with
+    ///   `HPAGeneration` on (1 at creation, one more at each change of the spec); before 1.37
+    ///   (or with the gate off) the generation stays unset;
+    /// - a typed conflict on UPDATE scale (`scaleApi.updateErrorReason: Conflict`) is retried
+    ///   within the reconcile from 1.34 on (5 attempts, `retry.DefaultRetry`), so a failed
+    ///   rescale used up that many failing attempts; before, one.
+    pub fn for_release(mut self, settings: &hpa_reference::Settings) -> World {
+        self.generation = settings.gates.hpa_generation;
+        if self.generation {
+            self.hpa.metadata.generation = Some(1);
+        }
+        self.attempts_per_rescale = if settings.version.changes().scale_update_retries_on_conflict {
+            hpa_reference::retry::CONFLICT_RETRY_ATTEMPTS
+        } else {
+            1
+        };
+        self
+    }
+
     /// The world at t=0 for a case.
     pub fn new(case: &Case) -> World {
         let w = &case.file.workload;
@@ -264,8 +293,11 @@ impl World {
             get_scale_error: None,
             update_scale_error: None,
             update_failures_left: None,
+            update_error_reason: None,
+            attempts_per_rescale: 1,
             hpa: case.hpa.clone(),
             hpa_written: case.file.hpa.clone(),
+            generation: false,
             other_hpas: case
                 .file
                 .other_hpas
@@ -410,6 +442,7 @@ impl World {
             self.get_scale_error = s.get_error.clone();
             self.update_scale_error = s.update_error.clone();
             self.update_failures_left = s.update_failures;
+            self.update_error_reason = s.update_error_reason.clone();
         }
         if let Some(r) = e.status_replicas {
             self.status_replicas = Some(r);
@@ -429,6 +462,10 @@ impl World {
             let mut hpa = self.hpa_written.clone();
             crate::case::apiserver::store_as_api_server(&mut hpa);
             hpa.status = status;
+            hpa.metadata.generation = self.hpa.metadata.generation;
+            if self.generation && hpa.spec != self.hpa.spec {
+                hpa.metadata.generation = Some(hpa.metadata.generation.unwrap_or(0) + 1);
+            }
             self.hpa = hpa;
         }
     }
@@ -452,14 +489,24 @@ impl World {
                 && c.status == "False"
                 && c.reason.as_deref() == Some("FailedUpdateScale")
         });
-        if failed_rescale
+        // With a reason, `updateFailures` counts UPDATE attempts: a rescale that went through
+        // used up every failing one; a failed one, as many as a reconcile makes.
+        let used = match (&self.update_error_reason, failed_rescale, scaled_to) {
+            (Some(_), _, Some(_)) => u32::MAX,
+            (Some(r), true, None) if r == "Conflict" => self.attempts_per_rescale,
+            (Some(_), true, None) => 1,
+            (None, true, _) => 1,
+            _ => 0,
+        };
+        if used > 0
             && self.update_scale_error.is_some()
             && let Some(left) = self.update_failures_left.as_mut()
         {
-            *left = left.saturating_sub(1);
+            *left = left.saturating_sub(used);
             if *left == 0 {
                 self.update_scale_error = None;
                 self.update_failures_left = None;
+                self.update_error_reason = None;
             }
         }
         self.hpa.status = Some(status);
@@ -516,7 +563,7 @@ mod tests {
                 continue;
             };
             let mut last: Option<Arc<Vec<Pod>>> = None;
-            let _ = crate::run::drive(&case, |world, t| {
+            let _ = crate::run::drive(&case, &hpa_reference::Settings::default(), |world, t| {
                 let pods = world.snapshot(t).pods;
                 let mut fresh = world.clone();
                 fresh.pods_built = None;

@@ -100,7 +100,8 @@ pub async fn get_scale(
     Ok(TargetScale { scale, resource })
 }
 
-/// PUT the scale with the new replica count; on a conflict read it again and retry (5 attempts).
+/// PUT the scale with the new replica count; on a conflict read it again and retry (5 attempts
+/// from 1.34 on, [`crate::retry`]; before, the conflict fails the rescale).
 pub async fn write_scale(
     ctx: &Context,
     ns: &str,
@@ -110,7 +111,8 @@ pub async fn write_scale(
 ) -> Result<(), String> {
     let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), ns, &current.resource);
     let mut scale = current.scale.clone();
-    for attempt in 0..5 {
+    let attempts = crate::retry::attempts(ctx.settings.version.changes(), Some("Conflict"));
+    for attempt in 1..=attempts {
         if let Some(spec) = scale.spec.as_mut() {
             spec.replicas = Some(replicas);
         } else {
@@ -123,7 +125,7 @@ pub async fn write_scale(
             .await
         {
             Ok(_) => return Ok(()),
-            Err(e) if is_conflict(&e) && attempt < 4 => {
+            Err(e) if is_conflict(&e) && attempt < attempts => {
                 scale = api.get_scale(&target.name).await.map_err(|e| message(&e))?;
             }
             Err(e) => return Err(message(&e)),

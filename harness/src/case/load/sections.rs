@@ -270,6 +270,39 @@ pub(super) fn timeline(
             c.replicas(&format!("{at}.setReplicas"), r)?;
         }
         if let Some(api) = &e.scale_api
+            && let Some(reason) = &api.update_error_reason
+        {
+            const REASONS: [&str; 11] = [
+                "Conflict",
+                "NotFound",
+                "Forbidden",
+                "Unauthorized",
+                "Invalid",
+                "BadRequest",
+                "TooManyRequests",
+                "ServerTimeout",
+                "Timeout",
+                "InternalError",
+                "ServiceUnavailable",
+            ];
+            let here = format!("{at}.scaleApi.updateErrorReason");
+            if api.update_error.is_none() {
+                return Err(c.err(
+                    &here,
+                    format!("{here} is the reason of updateError: it needs updateError"),
+                ));
+            }
+            if !REASONS.contains(&reason.as_str()) {
+                return Err(c.err(
+                    &here,
+                    format!(
+                        "{here}: {reason:?} is not an API status reason the format knows ({})",
+                        REASONS.join(", ")
+                    ),
+                ));
+            }
+        }
+        if let Some(api) = &e.scale_api
             && let Some(n) = api.update_failures
         {
             let here = format!("{at}.scaleApi.updateFailures");
