@@ -139,6 +139,7 @@ impl KubernetesVersion {
             scale_to_zero_rework: at_least(V1_36),
             object_metric_error_names_the_object_first: at_least(V1_37),
             selector_overlap_says_more_than_one: at_least(V1_37),
+            new_hpa_reconciled_at_once: at_least(V1_37),
         }
     }
 }
@@ -194,6 +195,11 @@ pub struct Changes {
     /// Before, `... are controlled by multiple HPAs: [..]`. (With `HPAOptimizedSelectorStore`
     /// on, the list stops at two HPAs.)
     pub selector_overlap_says_more_than_one: bool,
+    /// 1.37 (#138294): a new HPA is queued at once (`queue.Add`), and with `HPAGeneration` a
+    /// change of its spec too; before, every informer event queued it with the sync period as
+    /// delay, so a new HPA was first reconciled one sync period after it appeared. Queue
+    /// behaviour: the reference controller and the cluster lane read it, the decision core not.
+    pub new_hpa_reconciled_at_once: bool,
 }
 
 impl Default for KubernetesVersion {
@@ -276,7 +282,7 @@ mod tests {
     fn each_change_is_on_from_its_release_on() {
         // (the release that made it, the switch): on from it, off before.
         type Switch = (KubernetesVersion, fn(Changes) -> bool);
-        let switches: [Switch; 12] = [
+        let switches: [Switch; 13] = [
             (KubernetesVersion::V1_33, |c| c.per_direction_tolerance),
             (KubernetesVersion::V1_33, |c| {
                 c.missing_container_metric_is_a_missing_pod
@@ -303,6 +309,7 @@ mod tests {
             (KubernetesVersion::V1_37, |c| {
                 c.selector_overlap_says_more_than_one
             }),
+            (KubernetesVersion::V1_37, |c| c.new_hpa_reconciled_at_once),
         ];
         for (since, on) in switches {
             for v in KubernetesVersion::ALL {

@@ -207,11 +207,17 @@ pub enum WorkloadKind {
 /// period later (kube-controller-manager and the reference queue a new HPA with that delay), so
 /// a status is posable exactly when the API server stores it — it refuses negative counts
 /// (`ValidateHorizontalPodAutoscalerStatusUpdate`).
-fn unposable_status(case: &Case) -> Result<(), String> {
+fn unposable_status(case: &Case, cluster: &ClusterSettings) -> Result<(), String> {
     let Some(status) = &case.hpa.status else {
         return Ok(());
     };
     let name = case.hpa.metadata.name.as_deref().unwrap_or_default();
+    if cluster.version.changes().new_hpa_reconciled_at_once {
+        return Err(format!(
+            "starts HPA {name} from a status, which the lane writes after creating the HPA; Kubernetes {} reconciles a new HPA at once (#138294), before that write: a starting state such a cluster cannot pose",
+            cluster.version
+        ));
+    }
     for (field, value) in [
         ("currentReplicas", status.current_replicas.unwrap_or(0)),
         ("desiredReplicas", status.desired_replicas),
@@ -240,8 +246,19 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
     if f.memory.is_some() {
         return Err("the case seeds the controller's memory, which a running kube-controller-manager cannot be given".into());
     }
+    if cluster.version.changes().new_hpa_reconciled_at_once
+        && settings.gates.hpa_generation
+        && std::iter::once(case)
+            .chain(&case.members)
+            .any(|c| c.file.timeline.iter().any(|e| e.hpa_patch.is_some()))
+    {
+        return Err(format!(
+            "patches the HPA's spec, which Kubernetes {} reconciles at once (#138294, HPAGeneration) besides its periodic reconcile: the lane's schedule does not pose that extra reconcile yet",
+            cluster.version
+        ));
+    }
     for c in std::iter::once(case).chain(&case.members) {
-        unposable_status(c)?;
+        unposable_status(c, cluster)?;
     }
     if !f.workload.pod.init_containers.is_empty() {
         return Err("has plain init containers, which the cluster's simulated node does not run to completion (not mirrored yet)".into());

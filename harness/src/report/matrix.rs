@@ -349,16 +349,13 @@ impl Matrix {
                 .changes
                 .iter()
                 .map(|c| format!("{}: {}", c.release, c.upstream))
-                .chain(
-                    (row.changes.is_empty() && row.differs())
-                        .then(|| {
-                            row.cells
-                                .iter()
-                                .filter_map(|c| c.detail.clone())
-                                .next()
-                                .unwrap_or_default()
-                        }),
-                )
+                .chain((row.changes.is_empty() && row.differs()).then(|| {
+                    row.cells
+                        .iter()
+                        .filter_map(|c| c.detail.clone())
+                        .next()
+                        .unwrap_or_default()
+                }))
                 .collect();
             let _ = write!(
                 s,

@@ -95,7 +95,8 @@ impl Context {
 
 impl Context {
     /// Upstream's informer add handler: an HPA seen for the first time (created, or listed when
-    /// the controller starts) is booked for its first reconcile one sync period from `now`. The
+    /// the controller starts) is booked for its first reconcile one sync period from `now`
+    /// before 1.37, at `now` from 1.37 on (`Changes::new_hpa_reconciled_at_once`, #138294). The
     /// watch calls this as the event arrives, so a busy reconcile queue cannot push a new HPA's
     /// first reconcile later (as in kube-controller-manager, whose handler queues the key with the
     /// sync period as delay before any worker picks it up). A key already booked keeps its time.
@@ -103,8 +104,13 @@ impl Context {
         if let Ok(mut due) = self.due.lock()
             && !due.contains_key(key)
         {
-            tracing::debug!(hpa = %key, "new: first reconcile after one sync period");
-            due.insert(key.to_string(), now + self.settings.sync_period);
+            let first = if self.settings.version.changes().new_hpa_reconciled_at_once {
+                now
+            } else {
+                now + self.settings.sync_period
+            };
+            tracing::debug!(hpa = %key, at_once = first == now, "new: booked its first reconcile");
+            due.insert(key.to_string(), first);
             self.metrics.set_tracked(due.len());
         }
     }
@@ -354,9 +360,30 @@ mod tests {
     use std::time::Instant;
 
     fn context() -> Context {
+        context_of(crate::KubernetesVersion::V1_36)
+    }
+
+    fn context_of(version: crate::KubernetesVersion) -> Context {
         let config = kube::Config::new("http://127.0.0.1:9".parse().expect("url"));
         let client = Client::try_from(config).expect("client");
-        Context::new(client, Arc::new(SystemClock), Settings::default())
+        Context::new(
+            client,
+            Arc::new(SystemClock),
+            Settings::for_version(version),
+        )
+    }
+
+    #[tokio::test]
+    async fn from_1_37_a_new_hpa_is_reconciled_at_once_then_every_sync_period() {
+        let ctx = context_of(crate::KubernetesVersion::V1_37);
+        let t0 = Instant::now();
+        let period = Duration::from_secs(15);
+        assert_eq!(ctx.not_yet("ns/web", t0), None);
+        assert_eq!(
+            ctx.not_yet("ns/web", t0 + Duration::from_secs(5)),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(ctx.not_yet("ns/web", t0 + period), None);
     }
 
     #[tokio::test]
