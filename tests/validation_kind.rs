@@ -32,10 +32,9 @@ async fn compare(
     ns: &str,
     label: &str,
     hpa: &HorizontalPodAutoscaler,
+    version: hpa_reference::KubernetesVersion,
 ) -> Result<(String, Option<String>)> {
-    let opts = ValidationOptions {
-        scale_to_zero_enabled: CLUSTER_GATE.1,
-    };
+    let opts = ValidationOptions::of(version, CLUSTER_GATE.1);
     let errors = validate_hpa(hpa, opts);
     let hpa_name = hpa.metadata.name.clone().unwrap_or_default();
     let ours = if errors.is_empty() {
@@ -77,6 +76,14 @@ async fn validation_answers_as_the_api_server() -> Result<()> {
         .collect();
 
     let (client, _) = connect_to(None, None).await?;
+    // The reference validates as the cluster's release does (its API server's /version).
+    let version: hpa_reference::KubernetesVersion = client
+        .apiserver_version()
+        .await?
+        .git_version
+        .parse()
+        .map_err(|e| anyhow::anyhow!("the cluster's version: {e}"))?;
+    println!("the cluster runs Kubernetes {version}");
     let ns = format!("hpa-validation-{}", std::process::id());
     let ns = ns.as_str();
     kube::create_namespace(&client, ns, "validation")
@@ -90,7 +97,7 @@ async fn validation_answers_as_the_api_server() -> Result<()> {
         let mut v = fixture["base"].clone();
         merge_patch(&mut v, &m["patch"]);
         let hpa: HorizontalPodAutoscaler = serde_json::from_value(v).context(name.to_string())?;
-        let (_, difference) = compare(&client, ns, name, &hpa).await?;
+        let (_, difference) = compare(&client, ns, name, &hpa, version).await?;
         differences.extend(difference);
     }
 
@@ -107,7 +114,7 @@ async fn validation_answers_as_the_api_server() -> Result<()> {
             continue;
         }
         let want = case.file.expect.rejected.as_deref().unwrap_or_default();
-        let (theirs, difference) = compare(&client, ns, &label, &case.hpa).await?;
+        let (theirs, difference) = compare(&client, ns, &label, &case.hpa, version).await?;
         differences.extend(difference);
         if !theirs.contains(want) {
             differences.push(format!(

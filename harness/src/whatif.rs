@@ -144,9 +144,10 @@ pub fn read_hpa(
     hpa.metadata.managed_fields = None;
     let errors = validate_hpa(
         &hpa,
-        ValidationOptions {
-            scale_to_zero_enabled: gates_scale_to_zero,
-        },
+        ValidationOptions::of(
+            hpa_reference::KubernetesVersion::DEFAULT,
+            gates_scale_to_zero,
+        ),
     );
     if let Some(e) = errors.first() {
         let pos = index.locate(&e.path);

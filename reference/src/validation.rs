@@ -50,6 +50,20 @@ pub struct ValidationOptions {
     /// The `HPAScaleToZero` feature gate: allows `minReplicas: 0` (which
     /// still requires an Object or External metric).
     pub scale_to_zero_enabled: bool,
+    /// The API server validates `minReplicas` and `maxReplicas`'s own bounds declaratively
+    /// (1.37: `KubernetesVersion::validates_replica_bounds_declaratively`): their errors come after
+    /// every handwritten one, and a `maxReplicas` of 0 is a bare `Required value`.
+    pub declarative_replica_bounds: bool,
+}
+
+impl ValidationOptions {
+    /// The options of a release's API server with the `HPAScaleToZero` gate as given.
+    pub fn of(version: crate::KubernetesVersion, scale_to_zero_enabled: bool) -> Self {
+        ValidationOptions {
+            scale_to_zero_enabled,
+            declarative_replica_bounds: version.validates_replica_bounds_declaratively(),
+        }
+    }
 }
 
 /// One validation failure: the field path in the object as a user writes it
@@ -160,12 +174,15 @@ pub fn validate_hpa(hpa: &HorizontalPodAutoscaler, opts: ValidationOptions) -> V
     // In upstream's order (validateHorizontalPodAutoscalerSpec): minReplicas, maxReplicas, the
     // two against each other, scaleTargetRef, the metrics (then the scale-to-zero rule on the
     // metrics list), behavior.
+    // From 1.37 the replica counts' own bounds are declarative: checked the same, reported after
+    // every handwritten error (a v1.37.2 API server, kind-validation).
     let spec = &hpa.spec;
     let metrics = spec.metrics.as_deref().unwrap_or_default();
+    let mut bounds = Errors::default();
     if let Some(min) = spec.min_replicas {
         let lower_bound = if opts.scale_to_zero_enabled { 0 } else { 1 };
         if min < lower_bound {
-            errs.invalid(
+            bounds.invalid(
                 "spec.minReplicas",
                 min,
                 &format!("must be greater than or equal to {lower_bound}"),
@@ -173,13 +190,21 @@ pub fn validate_hpa(hpa: &HorizontalPodAutoscaler, opts: ValidationOptions) -> V
         }
     }
     if spec.max_replicas == 0 {
-        errs.required("spec.maxReplicas", "must be set and greater than 0");
+        let detail = if opts.declarative_replica_bounds {
+            ""
+        } else {
+            "must be set and greater than 0"
+        };
+        bounds.required("spec.maxReplicas", detail);
     } else if spec.max_replicas < 0 {
-        errs.invalid(
+        bounds.invalid(
             "spec.maxReplicas",
             spec.max_replicas,
             "must be greater than or equal to 1",
         );
+    }
+    if !opts.declarative_replica_bounds {
+        errs.0.append(&mut bounds.0);
     }
     // The API server defaults an unset minReplicas to 1 before validating.
     if spec.max_replicas < spec.min_replicas.unwrap_or(1) {
@@ -212,6 +237,7 @@ pub fn validate_hpa(hpa: &HorizontalPodAutoscaler, opts: ValidationOptions) -> V
             validate_scaling_rules(rules, "spec.behavior.scaleDown", &mut errs);
         }
     }
+    errs.0.append(&mut bounds.0);
     errs.0
 }
 
@@ -818,7 +844,39 @@ mod tests {
 
     const SCALE_TO_ZERO: ValidationOptions = ValidationOptions {
         scale_to_zero_enabled: true,
+        declarative_replica_bounds: false,
     };
+
+    #[test]
+    fn from_1_37_the_replica_bounds_come_last_and_max_zero_is_a_bare_required_value() {
+        // Each answer seen on a v1.37.2 API server (kind).
+        let opts = ValidationOptions::of(crate::KubernetesVersion::V1_37, true);
+        assert_eq!(
+            check_opts(with("/spec/maxReplicas", json!(0)), opts),
+            [
+                "spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`",
+                "spec.maxReplicas: Required value"
+            ]
+        );
+        assert_eq!(
+            check_opts(with("/spec/maxReplicas", json!(-2)), opts),
+            [
+                "spec.maxReplicas: Invalid value: -2: must be greater than or equal to `minReplicas`",
+                "spec.maxReplicas: Invalid value: -2: must be greater than or equal to 1"
+            ]
+        );
+        let mut several = with("/spec/maxReplicas", json!(0));
+        set(&mut several, "/spec/minReplicas", json!(-1));
+        set(&mut several, "/spec/scaleTargetRef/name", json!(""));
+        assert_eq!(
+            check_opts(several, opts),
+            [
+                "spec.scaleTargetRef.name: Required value",
+                "spec.minReplicas: Invalid value: -1: must be greater than or equal to 0",
+                "spec.maxReplicas: Required value"
+            ]
+        );
+    }
 
     fn resource_metric(target: Value) -> Value {
         json!({"type": "Resource", "resource": {"name": "cpu", "target": target}})

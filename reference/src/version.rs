@@ -121,6 +121,13 @@ impl KubernetesVersion {
         name == "HPAConfigurableTolerance" && self >= KubernetesVersion::V1_37
     }
 
+    /// Whether this release's API server validates an HPA's replica bounds declaratively (1.37):
+    /// those errors come last, and `maxReplicas: 0` is a bare `Required value`
+    /// ([`crate::validation::ValidationOptions`]). API-server behaviour, not the controller's.
+    pub fn validates_replica_bounds_declaratively(self) -> bool {
+        self >= KubernetesVersion::V1_37
+    }
+
     /// What this release's HPA controller does differently from the others: one switch per
     /// upstream change, on from the release that made it.
     pub fn changes(self) -> Changes {

@@ -72,9 +72,10 @@ pub(super) fn spec(c: &Checker<'_>, file: &CaseFile) -> Result<FeatureGates, Loa
 
     let errors = validate_hpa(
         &file.hpa,
-        ValidationOptions {
-            scale_to_zero_enabled: gates.hpa_scale_to_zero,
-        },
+        ValidationOptions::of(
+            hpa_reference::KubernetesVersion::DEFAULT,
+            gates.hpa_scale_to_zero,
+        ),
     );
     if file.expect.rejected.is_some() {
         // Whether (and how) it is rejected is what the case checks, on each target.
@@ -467,9 +468,10 @@ pub(super) fn patches(
         strict(c, &at, &known)?;
         let errors = validate_hpa(
             &patched,
-            ValidationOptions {
-                scale_to_zero_enabled: gates.hpa_scale_to_zero,
-            },
+            ValidationOptions::of(
+                hpa_reference::KubernetesVersion::DEFAULT,
+                gates.hpa_scale_to_zero,
+            ),
         );
         if let Some(v) = errors.first() {
             return Err(c.err(
