@@ -244,6 +244,7 @@ kind-test SCALE="5" *ARGS:
 # 2. the deployed reference (KCM's HPA controller off): the smoke corpus, least privilege from the
 #    audit log, leader failover mid-case.
 # Reports: target/kind-smoke-kcm/, target/kind-smoke-reference/, target/kind-rbac/, target/kind-failover/.
+# On the default Kubernetes minor (1.37); KIND_K8S_VERSION=1.36 just kind-ci on another.
 # The body: kind-config/scripts/kind-ci.sh.
 [group('kind')]
 [doc("What CI runs on kind: two fresh x5 clusters (KCM, then the deployed reference)")]
