@@ -183,7 +183,10 @@ k8shorizmetrics-corpus: k8shorizmetrics
     cargo run -q -p hpa-harness -- run cases --target exec:adapters/k8shorizmetrics/bin/hpa-k8shorizmetrics-adapter --profile replicas --expected-failures adapters/k8shorizmetrics/expectations.yaml
 
 # --- kind: a real single-node cluster, built with no container registry (kind-config/README.md) ---
-# KIND_NODE_IMAGE=kindest/node:v1.36.4 (a user with a registry) skips the node image build.
+# One node image per Kubernetes minor with pins in kind-config/versions/ (1.34, 1.36, 1.37); the
+# default is kind-config/versions/default (1.37). VERSION arguments, or KIND_K8S_VERSION=1.34 for
+# every recipe (kind-ci too), pick another minor. KIND_NODE_IMAGE=kindest/node:v1.37.2 (a user with
+# a registry) skips the node image build.
 
 # Docker engine for kind: apt-installs docker.io + build tools if needed, starts dockerd, runc cap wrapper if needed.
 [group('kind')]
@@ -191,17 +194,19 @@ k8shorizmetrics-corpus: k8shorizmetrics
 engine:
     kind-config/engine.sh
 
-# The kind node image for Kubernetes v1.36.4 (hpa-conformance/node:v1.36.4-<input hash>); cached.
+# The kind node image of a Kubernetes minor (default 1.37): hpa-conformance/node:v1.37.2-<input hash>,
+# cached by its inputs (kind-config/versions/<minor>/). VERSION: 1.37, 1.36, 1.34 (or 1.37.2).
 [group('kind')]
-[doc("The kind node image for Kubernetes v1.36.4, built here without a registry; cached")]
-kind-image: engine
-    kind-config/scripts/node-image.sh
+[doc("The kind node image of Kubernetes VERSION (default 1.37), built here without a registry; cached")]
+kind-image VERSION="": engine
+    kind-config/scripts/node-image.sh {{VERSION}}
 
-# Create cluster hpa-conformance from kind-config/CONFIG (kept if it runs that config); kubeconfig .cache/kind/kubeconfig.
+# Create cluster hpa-conformance from kind-config/CONFIG on Kubernetes VERSION (default
+# $KIND_K8S_VERSION, else 1.37); kept if it runs that config and image. Kubeconfig .cache/kind/kubeconfig.
 [group('kind')]
-[doc("Create the kind cluster hpa-conformance from kind-config/CONFIG")]
-kind-up CONFIG="cluster.yaml": engine
-    kind-config/scripts/cluster.sh up {{CONFIG}}
+[doc("Create the kind cluster hpa-conformance from kind-config/CONFIG on Kubernetes VERSION (default 1.37)")]
+kind-up CONFIG="cluster.yaml" VERSION="": engine
+    kind-config/scripts/cluster.sh up {{CONFIG}} {{VERSION}}
 
 # Delete the kind cluster hpa-conformance.
 [group('kind')]
@@ -239,6 +244,7 @@ kind-test SCALE="5" *ARGS:
 # 2. the deployed reference (KCM's HPA controller off): the smoke corpus, least privilege from the
 #    audit log, leader failover mid-case.
 # Reports: target/kind-smoke-kcm/, target/kind-smoke-reference/, target/kind-rbac/, target/kind-failover/.
+# On the default Kubernetes minor (1.37); KIND_K8S_VERSION=1.36 just kind-ci on another.
 # The body: kind-config/scripts/kind-ci.sh.
 [group('kind')]
 [doc("What CI runs on kind: two fresh x5 clusters (KCM, then the deployed reference)")]

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# `just kind-up [CONFIG]` / `just kind-down`: the single-node kind cluster of hpa-conformance.
-#   up CONFIG  CONFIG is a file in kind-config/ (default cluster.yaml) or a path. Ensures the host
-#              tools and the node image ($KIND_NODE_IMAGE if set, else `just kind-image`), then
+# `just kind-up [CONFIG] [VERSION]` / `just kind-down`: the single-node kind cluster of hpa-conformance.
+#   up CONFIG [VERSION]
+#              CONFIG is a file in kind-config/ (default cluster.yaml) or a path; VERSION a
+#              Kubernetes minor of kind-config/versions/ (1.37, 1.34, …; default $KIND_K8S_VERSION,
+#              else versions/default). Ensures the node image of that minor ($KIND_NODE_IMAGE if
+#              set, else `just kind-image VERSION`) and the host tools, then
 #              creates the cluster unless it already runs with the same config (content) and image,
 #              in which case it is left as is; with another config or image it is recreated. Waits
 #              until the node and every kube-system pod are Ready, and writes the kubeconfig to
@@ -12,7 +15,7 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-cmd=${1:?usage: cluster.sh up [CONFIG] | down}
+cmd=${1:?usage: cluster.sh up [CONFIG] [VERSION] | down}
 NAME=${KIND_CLUSTER_NAME:-$CLUSTER_NAME}
 KUBECONFIG_OUT=$REPO_ROOT/.cache/kind/kubeconfig
 [ "$NAME" = "$CLUSTER_NAME" ] || KUBECONFIG_OUT=$REPO_ROOT/.cache/kind/kubeconfig-$NAME
@@ -30,14 +33,16 @@ case "$cmd" in
     config=${2:-cluster.yaml}
     [ -f "$config" ] || config=$KIND_CONFIG_DIR/$config
     [ -f "$config" ] || die "no kind config ${2:-cluster.yaml} (in kind-config/ or as a path)"
+    [ -z "${3:-}" ] || use_k8s_version "$3"
     T0=$(date +%s)
-    "$KIND_CONFIG_DIR/scripts/tools.sh"
+    # The image first: its build of the default minor also gives the host kubectl (tools.sh).
     if [ -n "${KIND_NODE_IMAGE:-}" ]; then
       image=$KIND_NODE_IMAGE
       log "node image from KIND_NODE_IMAGE: $image (not built here)"
     else
-      image=$("$KIND_CONFIG_DIR/scripts/node-image.sh" | tail -1)
+      image=$("$KIND_CONFIG_DIR/scripts/node-image.sh" "$K8S_MINOR" | tail -1)
     fi
+    "$KIND_CONFIG_DIR/scripts/tools.sh" "$K8S_MINOR"
     want="image=$image config=$(basename "$config") sha256=$(sha256sum <"$config" | cut -c1-16)"
     if cluster_exists && node_running && [ "$(cat "$STATE" 2>/dev/null)" = "$want" ]; then
       log "cluster $NAME already runs $want: kept"
@@ -74,5 +79,5 @@ case "$cmd" in
     if cluster_exists; then kind delete cluster --name "$NAME"; else log "no cluster $NAME"; fi
     rm -f "$STATE" "$KUBECONFIG_OUT"
     ;;
-  *) die "usage: cluster.sh up [CONFIG] | down" ;;
+  *) die "usage: cluster.sh up [CONFIG] [VERSION] | down" ;;
 esac

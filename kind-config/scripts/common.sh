@@ -3,16 +3,44 @@
 # and small logging/timing helpers. Not executable on its own.
 
 KIND_CONFIG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# Pinned versions: kind-config/versions.env.
-source "$KIND_CONFIG_DIR/versions.env"
 CLUSTER_NAME=hpa-conformance
 
 REPO_ROOT=$(cd "$KIND_CONFIG_DIR/.." && pwd)
 
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# --- Kubernetes version: one folder of pins per minor, kind-config/versions/<minor>/ --------------
+# versions.env (KUBE_VERSION, COREDNS_VERSION, PAUSE_TAGS, KIND_VERSION, …), k8s/go.mod + go.sum (the
+# wrapper module of the Kubernetes binaries and, usually, etcd) and, when kubeadm's etcd is not the
+# version k8s.io/kubernetes requires, etcd/go.mod + go.sum. versions/default names the default minor.
+VERSIONS_DIR=$KIND_CONFIG_DIR/versions
+KIND_K8S_DEFAULT=$(cat "$VERSIONS_DIR/default")
+k8s_minors() { (cd "$VERSIONS_DIR" && for d in */versions.env; do echo "${d%/versions.env}"; done | sort -V); }
+# use_k8s_version [SPEC]: select a minor and source its versions.env. SPEC is a minor (1.37, v1.37)
+# or its exact release (1.37.2); default $KIND_K8S_VERSION, else versions/default. Sets K8S_MINOR
+# and K8S_DIR (its folder).
+use_k8s_version() {
+  local spec=${1:-${KIND_K8S_VERSION:-}} minor
+  spec=${spec:-$KIND_K8S_DEFAULT}
+  spec=${spec#v}
+  minor=$spec
+  [[ "$spec" =~ ^([0-9]+\.[0-9]+)\.[0-9]+$ ]] && minor=${BASH_REMATCH[1]}
+  [ -f "$VERSIONS_DIR/$minor/versions.env" ] ||
+    die "no Kubernetes $spec in kind-config/versions/ (there: $(k8s_minors | tr '\n' ' '))"
+  K8S_MINOR=$minor
+  K8S_DIR=$VERSIONS_DIR/$minor
+  # shellcheck source=../versions/1.37/versions.env
+  source "$K8S_DIR/versions.env"
+  [ "$spec" = "$minor" ] || [ "v$spec" = "$KUBE_VERSION" ] ||
+    die "kind-config/versions/$minor pins $KUBE_VERSION, not v$spec"
+}
+use_k8s_version
+
 # --- Cache layout: outside the repo, so a fresh CI clone on the same machine reuses it -----------
 CACHE=${HPA_CONFORMANCE_CACHE:-$HOME/.cache/hpa-conformance}
 CACHE_BIN=$CACHE/bin          # kind, kubectl (host tools)
-CACHE_KIND=$CACHE/kind        # node-<hash>.tar.zst archives, build work dirs, logs
+CACHE_KIND=$CACHE/kind        # node-<version>-<hash>.tar.zst archives, Go binaries, build work dirs, logs
 mkdir -p "$CACHE_BIN" "$CACHE_KIND"
 
 # Go: /usr/local/go on these machines; the module and build caches are Go's own (shared with the
@@ -25,8 +53,6 @@ export PATH="$CACHE_BIN:$PATH"
 
 export DEBIAN_FRONTEND=noninteractive
 
-log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
 
 # docker client: the first `docker` on PATH if it can talk to the daemon, else Debian's own
 # /usr/bin/docker (same version as the daemon). kind uses the `docker` on PATH, so

@@ -6,6 +6,8 @@
 # 2. the deployed reference, KCM's HPA controller off (cluster-x5-no-hpa.yaml): the smoke corpus,
 #    least privilege from the audit log (kind-rbac), leader failover mid-case (kind-failover).
 # Reports: target/kind-smoke-kcm/, target/kind-smoke-reference/, target/kind-rbac/, target/kind-failover/.
+# Both clusters run the default Kubernetes minor (kind-config/versions/default); KIND_K8S_VERSION=1.34
+# (any minor of kind-config/versions/) runs the same on another.
 # JUST is the just that runs the recipe (the justfile passes it); default: `just` on PATH.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."

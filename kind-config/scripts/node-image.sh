@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# `just kind-image`: the kind node image for Kubernetes $KUBE_VERSION, built here with no container
-# registry, and cached.
+# `just kind-image [VERSION]`: the kind node image for one Kubernetes minor, built here with no
+# container registry, and cached. VERSION is a minor with pins in kind-config/versions/ (1.37,
+# 1.34, …) or its exact release (1.37.2); default $KIND_K8S_VERSION, else kind-config/versions/default.
 #
 #   tag  hpa-conformance/node:$KUBE_VERSION-<12 hex of the hash of every build input>
-#   1. the tag is in docker            -> done (seconds)
-#   2. $CACHE/kind/node-<hash>.tar.zst -> `zstd -dc | docker load`
+#   1. the tag is in docker                            -> done (seconds)
+#   2. $CACHE/kind/node-$KUBE_VERSION-<hash>.tar.zst   -> `zstd -dc | docker load`
 #   3. else build it (below), write that archive, and load it.
 #
 # Build (see kind-config/README.md): Go binaries from the module proxy (Kubernetes + etcd from the
-# wrapper module kind-config/k8s, containerd, coredns) in parallel with a debootstrap of Debian;
+# minor's wrapper module versions/<minor>/k8s — etcd from versions/<minor>/etcd when it has one —,
+# containerd, coredns) in parallel with a debootstrap of Debian;
 # kind's base files from the sigs.k8s.io/kind module; a static pause of ours; the images kubeadm
 # expects, the workload image hpa-conformance/app:1 written as a docker archive and imported into
 # the node's containerd store by the same containerd, run on the host; the node root file system
@@ -22,7 +24,15 @@ source "$(dirname "$0")/common.sh"
 # Everything runs inside main, so bash has parsed the whole script before it starts a step (an
 # edit of this file during a build cannot derail that build).
 main() {
-mode=${1:-}
+mode=""
+for a in "$@"; do
+  case "$a" in
+    --print-tag | --force) mode=$a ;;
+    -*) die "usage: node-image.sh [VERSION] [--print-tag | --force]" ;;
+    "") ;;
+    *) use_k8s_version "$a" ;;
+  esac
+done
 
 if [ -n "${KIND_NODE_IMAGE:-}" ]; then
   log "KIND_NODE_IMAGE=$KIND_NODE_IMAGE: using that image, nothing to build"
@@ -32,17 +42,40 @@ fi
 
 # --- Input hash -------------------------------------------------------------------------------------
 # Every file that shapes the image, plus the Go toolchain's version. (The Debian packages come from
-# the mirror's current bookworm, which is not pinned by this hash.)
-input_files() {
-  (cd "$KIND_CONFIG_DIR" && printf '%s\n' versions.env scripts/node-image.sh k8s/go.mod k8s/go.sum node/*)
-}
-hash_of() { # files relative to KIND_CONFIG_DIR on stdin; extra strings as arguments
-  { (cd "$KIND_CONFIG_DIR" && sort | xargs sha256sum); printf '%s\n' "$@"; } | sha256sum | cut -c1-12
-}
+# the mirror's current bookworm, which is not pinned by this hash.) Files are named in the hash
+# relative to the minor's folder (versions.env, k8s/go.mod, k8s/go.sum, etcd/…) or to kind-config/
+# (scripts/node-image.sh, node/…): a key does not depend on where the folders live.
 GO_VERSION=$(go env GOVERSION)
-INPUT_HASH=$(input_files | hash_of "$GO_VERSION")
+CTRD_TAGS="no_btrfs no_devmapper no_zfs no_aufs"
+MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+pin_files() { # the selected minor's own files, by their names in its folder
+  local f
+  for f in versions.env k8s/go.mod k8s/go.sum etcd/go.mod etcd/go.sum; do
+    [ ! -f "$K8S_DIR/$f" ] || echo "$f"
+  done
+}
+input_files() { pin_files; (cd "$KIND_CONFIG_DIR" && printf '%s\n' scripts/node-image.sh node/*); }
+hash_of() { # names from pin_files/input_files on stdin; extra strings as arguments
+  local n
+  { sort | while read -r n; do
+      case "$n" in versions.env | k8s/* | etcd/*) printf '%s  %s\n' "$(sha256sum <"$K8S_DIR/$n" | cut -c1-64)" "$n" ;;
+        *) printf '%s  %s\n' "$(sha256sum <"$KIND_CONFIG_DIR/$n" | cut -c1-64)" "$n" ;;
+      esac
+    done
+    printf '%s\n' "$@"; } | sha256sum | cut -c1-12
+}
+# keys: the image's input hash, the Go binaries' hash (their own key, so a change of a script or a
+# node file reuses them) and the Debian tree's, of the selected minor.
+keys() {
+  local input go rootfs
+  input=$(input_files | hash_of "$GO_VERSION")
+  go=$(pin_files | hash_of "$GO_VERSION" "$(k8s_ldflags)" "$CTRD_TAGS")
+  rootfs=$(printf '%s\n' "$DEBIAN_SUITE" "$NODE_PACKAGES" "$MIRROR" minbase | sha256sum | cut -c1-12)
+  echo "$input $go $rootfs"
+}
+read -r INPUT_HASH GO_HASH ROOTFS_HASH < <(keys)
 TAG=hpa-conformance/node:$KUBE_VERSION-$INPUT_HASH
-ARCHIVE=$CACHE_KIND/node-$INPUT_HASH.tar.zst
+ARCHIVE=$CACHE_KIND/node-$KUBE_VERSION-$INPUT_HASH.tar.zst
 
 if [ "$mode" = --print-tag ]; then
   echo "$TAG"
@@ -81,9 +114,9 @@ fi
 exec 9>"$CACHE_KIND/build.lock"
 flock -n 9 || { log "another node-image build holds $CACHE_KIND/build.lock; waiting"; flock 9; }
 
-log "building $TAG (inputs: $(input_files | tr '\n' ' '))"
-WORK=$CACHE_KIND/work-$INPUT_HASH
-LOGS=$CACHE_KIND/logs-$INPUT_HASH
+log "building $TAG (inputs: $(input_files | tr '\n' ' ')in kind-config/versions/$K8S_MINOR and kind-config/)"
+WORK=$CACHE_KIND/work-$KUBE_VERSION-$INPUT_HASH
+LOGS=$CACHE_KIND/logs-$KUBE_VERSION-$INPUT_HASH
 ROOTFS=$WORK/rootfs
 cleanup_mounts() {
   local m
@@ -98,9 +131,6 @@ trap 'cleanup_mounts; [ -n "${CTRD_PID:-}" ] && kill "$CTRD_PID" 2>/dev/null; tr
 
 # Go binaries land in $CACHE/kind/bin-<hash of what shapes them>/, reused across image rebuilds.
 LDFLAGS=$(k8s_ldflags)
-CTRD_TAGS="no_btrfs no_devmapper no_zfs no_aufs"
-GO_HASH=$( (cd "$KIND_CONFIG_DIR" && printf '%s\n' versions.env k8s/go.mod k8s/go.sum) \
-  | hash_of "$GO_VERSION" "$LDFLAGS" "$CTRD_TAGS")
 GOBINS=$CACHE_KIND/bin-$GO_HASH
 
 # --- Go builds (one job; `go` itself uses both cores) ----------------------------------------------
@@ -110,13 +140,22 @@ go_builds() {
   rm -rf "$out"
   mkdir -p "$out"
   t=$(date +%s)
-  # Kubernetes and etcd: the `tool` packages of kind-config/k8s, with go.sum as committed.
-  (cd "$KIND_CONFIG_DIR/k8s" && go build -mod=readonly -trimpath -ldflags "$LDFLAGS" -o "$out/" \
-    k8s.io/kubernetes/cmd/kubeadm k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kubectl \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy go.etcd.io/etcd/server/v3)
-  mv "$out/server" "$out/etcd" # the etcd main package is the module go.etcd.io/etcd/server/v3
-  echo "kubernetes+etcd $(since "$t")" >>"$LOGS/go-times"
+  # Kubernetes and etcd: the `tool` packages of versions/<minor>/k8s, with go.sum as committed; etcd
+  # from versions/<minor>/etcd instead when the minor has that module.
+  local kube=(k8s.io/kubernetes/cmd/kubeadm k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kubectl
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy)
+  if [ -f "$K8S_DIR/etcd/go.mod" ]; then
+    (cd "$K8S_DIR/k8s" && go build -mod=readonly -trimpath -ldflags "$LDFLAGS" -o "$out/" "${kube[@]}")
+    echo "kubernetes $(since "$t")" >>"$LOGS/go-times"
+    t=$(date +%s)
+    (cd "$K8S_DIR/etcd" && go build -mod=readonly -trimpath -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3)
+    echo "etcd $(since "$t")" >>"$LOGS/go-times"
+  else
+    (cd "$K8S_DIR/k8s" && go build -mod=readonly -trimpath -ldflags "$LDFLAGS" -o "$out/" "${kube[@]}" go.etcd.io/etcd/server/v3)
+    mv "$out/server" "$out/etcd" # the etcd main package is the module go.etcd.io/etcd/server/v3
+    echo "kubernetes+etcd $(since "$t")" >>"$LOGS/go-times"
+  fi
   t=$(date +%s)
   cd /
   GOBIN=$out go install -trimpath -tags "$CTRD_TAGS" \
@@ -135,9 +174,8 @@ go_builds() {
 
 # --- Debian root file system -----------------------------------------------------------------------
 # debootstrap's tree is cached as $CACHE/kind/rootfs-<hash of suite, packages, mirror>.tar.zst: an
-# image rebuild for other inputs then needs no network, and gets the same Debian packages.
-MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-ROOTFS_HASH=$(printf '%s\n' "$DEBIAN_SUITE" "$NODE_PACKAGES" "$MIRROR" minbase | sha256sum | cut -c1-12)
+# image rebuild for other inputs (or another minor with the same packages) then needs no network,
+# and gets the same Debian packages.
 ROOTFS_ARCHIVE=$CACHE_KIND/rootfs-$ROOTFS_HASH.tar.zst
 debootstrap_rootfs() {
   if [ -s "$ROOTFS_ARCHIVE" ]; then
@@ -182,7 +220,12 @@ if [ -n "$GO_PID" ]; then
   wait "$GO_PID" || { tail -30 "$LOGS/go.log" >&2; die "Go builds failed"; }
   timing go-builds "$(since "$t")" "$(paste -sd, "$LOGS/go-times")"
 fi
-[ -x "$CACHE_BIN/kubectl" ] || install -m 0755 "$GOBINS/kubectl" "$CACHE_BIN/kubectl"
+# The host kubectl is the default minor's (scripts/tools.sh): take it from this build when it is.
+if [ "$K8S_MINOR" = "$KIND_K8S_DEFAULT" ] &&
+  [ "$("$CACHE_BIN/kubectl" version --client -o json 2>/dev/null | jq -r .clientVersion.gitVersion)" != "$KUBE_VERSION" ]; then
+  install -m 0755 "$GOBINS/kubectl" "$CACHE_BIN/kubectl.tmp" && mv "$CACHE_BIN/kubectl.tmp" "$CACHE_BIN/kubectl"
+  log "host kubectl: $KUBE_VERSION (from this build)"
+fi
 
 # --- Component images as one docker archive (docker-save layout), no docker needed ----------------
 # add_image DIR "TAG..." CONFIG_JSON: one gzip layer of DIR's tree.
@@ -221,6 +264,15 @@ t=$(date +%s)
 # The image names kubeadm expects, e.g. registry.k8s.io/kube-apiserver:v1.36.4.
 mapfile -t KUBEADM_IMAGES < <("$GOBINS/kubeadm" config images list --kubernetes-version "$KUBE_VERSION")
 image_ref() { printf '%s\n' "${KUBEADM_IMAGES[@]}" | grep -E "/$1:" | head -1; }
+# The pins must be what this kubeadm deploys: etcd (from the go.mod pins), coredns, pause.
+want=$(image_ref etcd); want=${want##*:}; want=${want%-*}
+got=$("$GOBINS/etcd" --version | sed -n 's/^etcd Version: //p')
+[ "$got" = "$want" ] || die "kubeadm $KUBE_VERSION deploys etcd $want, the build made etcd $got (versions/$K8S_MINOR)"
+want=$(image_ref coredns); want=${want##*:}
+[ "$want" = "$COREDNS_VERSION" ] || die "kubeadm $KUBE_VERSION deploys coredns $want, versions/$K8S_MINOR pins $COREDNS_VERSION"
+want=$(image_ref pause); want=${want##*:}
+[[ " $PAUSE_TAGS " == *" $want "* ]] || die "kubeadm $KUBE_VERSION deploys pause $want, not in PAUSE_TAGS ($PAUSE_TAGS)"
+log "kubeadm's images: $(printf '%s ' "${KUBEADM_IMAGES[@]##*/}")"
 for c in kube-apiserver kube-controller-manager kube-scheduler etcd; do
   ref=$(image_ref "$c")
   [ -n "$ref" ] || die "kubeadm lists no $c image"
@@ -392,16 +444,29 @@ mv "$ARCHIVE.tmp" "$ARCHIVE"
 timing pack+zstd "$(since "$t")" "$(du -h "$ARCHIVE" | cut -f1)"
 rm -rf "$WORK"
 load_archive
-# Superseded cache entries (other input hashes) go, so the cache holds one of each.
-find "$CACHE_KIND" -maxdepth 1 \( -name 'node-*.tar.zst' ! -name "node-$INPUT_HASH.tar.zst" \
-  -o -name 'rootfs-*.tar.zst' ! -name "rootfs-$ROOTFS_HASH.tar.zst" \
-  -o -name 'bin-*' ! -name "bin-$GO_HASH" -o -name 'work-*' -o -name 'logs-*' ! -name "logs-$INPUT_HASH" \) \
-  -exec rm -rf {} +
-# Older node image tags in docker too (one in use by a cluster stays: docker refuses to remove it).
-for old in $("$DOCKER" images hpa-conformance/node --format '{{.Repository}}:{{.Tag}}' | grep -vx "$TAG"); do
-  "$DOCKER" rmi "$old" >/dev/null 2>&1 && log "removed the superseded image $old" || true
-done
+prune
 summary "built"
+}
+
+# Superseded cache entries go, so the cache holds one image of each minor: this minor's archives,
+# logs and docker tags of other inputs (any patch of the minor); Go binaries and Debian trees that
+# no minor of kind-config/versions/ has as its current key. Another minor's image stays.
+prune() {
+  local keep=() m old prefix=${KUBE_VERSION%.*}.
+  for m in $(k8s_minors); do keep+=($(use_k8s_version "$m" && keys)); done
+  keep+=("$INPUT_HASH")
+  local f name
+  for f in "$CACHE_KIND"/node-"$prefix"*.tar.zst "$CACHE_KIND"/logs-"$prefix"* "$CACHE_KIND"/work-* \
+    "$CACHE_KIND"/bin-* "$CACHE_KIND"/rootfs-*.tar.zst; do
+    [ -e "$f" ] || continue
+    name=${f##*/}; name=${name%.tar.zst}; name=${name##*-}
+    [[ " ${keep[*]} " == *" $name "* ]] && [[ "$f" != */work-* ]] && continue
+    rm -rf "$f" && log "removed the superseded cache entry ${f##*/}"
+  done
+  # Docker: this minor's other tags (one in use by a cluster stays: docker refuses to remove it).
+  for old in $("$DOCKER" images hpa-conformance/node --format '{{.Repository}}:{{.Tag}}' | grep -F ":$prefix" | grep -vx "$TAG"); do
+    "$DOCKER" rmi "$old" >/dev/null 2>&1 && log "removed the superseded image $old" || true
+  done
 }
 
 main "$@"
