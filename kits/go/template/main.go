@@ -36,9 +36,6 @@ func (implementation) Start(start *protocol.Start) (kit.Session, kit.Info, error
 	return &session{settings: start.Settings}, kit.Info{
 		Name:    "template",
 		Version: "0.1.0",
-		// The Kubernetes release whose HPA you implement: the harness judges you against that
-		// release's expectations (run with --kubernetes-version of the same release).
-		KubernetesVersion: "1.37",
 		// Declare what your implementation produces and can do (harness/PROTOCOL.md):
 		// levels replicas/status/full, features behavior/containerResource/memorySeeding
 		// (memoryReport needs a session implementing kit.MemoryReporter; severalHpas a session
