@@ -495,13 +495,16 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
 
     // Before 1.37 kube-controller-manager first reconciles an HPA one sync period after it
     // appears (its work queue adds every key with the resync period as delay), so the HPA is
-    // created one sync period before t = 0: the first reconcile falls on t = 0, as the
-    // virtual-time runner's first tick. From 1.37 on it also reconciles a new HPA at once
-    // (#138294): that extra first decision lands one sync period early, which the smoke corpus
-    // tolerates (measured on v1.37.2: 21 of 21); creating the HPA at t = 0 on 1.37 instead is the
-    // open point of kind-config/README.md. t = 0 is a whole second; pods and metrics are in place
-    // before the HPA exists.
-    let lead = lane.settings.sync_period.as_micros() as i64;
+    // created one sync period before t = 0; from 1.37 on it reconciles a new HPA at once
+    // (#138294), so the HPA is created at t = 0 (created a period early, its extra first decision
+    // at t = −P moved a 300 s window's end to t = 285: docs-cpu-halving halved at t = 288 on
+    // v1.37.2). Either way the first reconcile falls on t = 0, as the virtual-time runner's first
+    // tick. t = 0 is a whole second; pods and metrics are in place before the HPA exists.
+    let lead = if lane.settings.version.changes().new_hpa_reconciled_at_once {
+        0
+    } else {
+        lane.settings.sync_period.as_micros() as i64
+    };
     let create_at = (wall_micros() / MICROS + 2) * MICROS;
     let t0 = create_at + lead;
     let clock = Clock::new(t0, scale);
