@@ -222,20 +222,23 @@ kind-check:
 
 # The smoke corpus (kind-config/smoke.txt) on the kind cluster's HPA controller, in parallel
 # namespaces; the cluster must run kind-config/cluster-x<SCALE>.yaml (x5: `just kind-up cluster-x5.yaml`).
+# Judged at the release the cluster runs (--kubernetes-version, asked of its API server).
 # Reports in target/kind-smoke/ (report.json, junit.xml).
 [group('kind')]
 [doc("The smoke corpus (kind-config/smoke.txt) on the kind cluster's HPA controller")]
 kind-smoke SCALE="5" *ARGS:
     cargo run -q -p hpa-harness -- run --target cluster --kubeconfig .cache/kind/kubeconfig \
+        --kubernetes-version $(kind-config/scripts/cluster-version.sh) \
         --time-scale {{SCALE}} --feature-gates HPAScaleToZero=true --report target/kind-smoke {{ARGS}} \
         $(grep -v '^#' kind-config/smoke.txt | grep .)
 
-# The whole corpus on the kind cluster (cases a cluster cannot pose are skipped with the reason).
-# Reports in target/kind-test/.
+# The whole corpus on the kind cluster (cases a cluster cannot pose are skipped with the reason),
+# judged at the release the cluster runs. Reports in target/kind-test/.
 [group('kind')]
 [doc("The whole corpus on the kind cluster (what a cluster cannot pose is skipped)")]
 kind-test SCALE="5" *ARGS:
     cargo run -q --release -p hpa-harness -- run --target cluster --kubeconfig .cache/kind/kubeconfig \
+        --kubernetes-version $(kind-config/scripts/cluster-version.sh) \
         --time-scale {{SCALE}} --feature-gates HPAScaleToZero=true --report target/kind-test {{ARGS}} cases
 
 # What CI runs on kind, each on a fresh time-scaled cluster removed afterwards whatever the result:

@@ -37,10 +37,12 @@ log "image: $built"
 hash=${built%% *}
 hash=${hash##*:}
 kind load docker-image --name "$cluster" "hpa-conformance/hpa-reference:$hash" "hpa-conformance/hpa-reference:dev"
+minor=$(cluster_minor)
 
 # The Deployment runs :dev; an annotation with the binary's hash rolls it when (and only when) the
 # binary changed. It is applied with the manifests (a kustomization over the chosen one), so a first
-# deploy is one rollout.
+# deploy is one rollout. The controller acts as the release the cluster runs (--kubernetes-version,
+# the API server's minor), as the KCM controller it replaces would.
 overlay=$REPO_ROOT/.cache/kind/deploy
 mkdir -p "$overlay"
 base=$(realpath --relative-to="$overlay" "$kustomization")
@@ -64,6 +66,13 @@ patches:
           metadata:
             annotations:
               hpa-conformance/binary: "$hash"
+  - target:
+      kind: Deployment
+      name: hpa-reference
+    patch: |-
+      - op: add
+        path: /spec/template/spec/containers/0/args/-
+        value: --kubernetes-version=$minor
 EOF
 kubectl apply -k "$overlay"
 # /metrics is served on the pods' loopback now: the Service that exposed it is gone from the

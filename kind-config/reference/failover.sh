@@ -23,7 +23,7 @@ kubectl get ns -o name | grep '/hpa-controller-failover-scales-again-' | xargs -
 out=target/kind-failover
 mkdir -p "$out"
 target/debug/hpa-conformance run --target cluster --kubeconfig "$KUBECONFIG" --time-scale 5 --feature-gates HPAScaleToZero=true \
-  --report "$out" "$case_file" >"$out/run.txt" 2>&1 &
+  --kubernetes-version "$(cluster_minor)" --report "$out" "$case_file" >"$out/run.txt" 2>&1 &
 run=$!
 # SIGTERM makes the run remove its namespaces before it ends.
 trap 'kill -TERM $run 2>/dev/null && wait $run 2>/dev/null || true' EXIT

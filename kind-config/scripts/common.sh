@@ -87,6 +87,13 @@ k8s_ldflags() {
 # Seconds since $1 (an epoch time from `date +%s`).
 since() { echo $(($(date +%s) - $1)); }
 
+# The Kubernetes minor the cluster of $KUBECONFIG runs, from its API server (1.37): what the
+# harness (`--kubernetes-version`) and the deployed reference judge and act as on that cluster.
+cluster_minor() {
+  kubectl version -o json 2>/dev/null | jq -r '.serverVersion.gitVersion // empty' | sed -E 's/^v([0-9]+\.[0-9]+).*/\1/' | grep . ||
+    die "no Kubernetes version from the API server of $KUBECONFIG"
+}
+
 # The cluster a script acts on (`cluster`: KIND_CLUSTER_NAME or hpa-conformance) and its
 # kubeconfig as `just kind-up` writes it (KUBECONFIG when set).
 use_cluster() {
