@@ -41,6 +41,8 @@ func (adapter) Start(start *protocol.Start) (kit.Session, kit.Info, error) {
 		Name:    "k8shorizmetrics",
 		Version: "v3.0.0",
 		Levels:  []string{protocol.LevelReplicas},
+		// The library evaluates External metrics too; nothing else of hello.features.
+		Features: []string{protocol.FeatureExternalMetrics},
 		// It has none of these: per-direction tolerance, scaling from zero, pod-level requests.
 		FeatureGates: map[string]bool{"HPAConfigurableTolerance": false, "HPAScaleToZero": false, "PodLevelResources": false},
 		// The library reads time.Now for the CPU initialization period.

@@ -13,7 +13,7 @@
 # holds that release's go.mod and go.sum (written by versions/gen.sh) and `overlay`, the files of
 # _overlay/ to add to upstream's package.
 #
-# Cached by its inputs: the hash of this script, the adapter's and the kit's sources, the
+# Cached by its inputs: the hash of this script, the adapter's sources and the kit's protocol package and module files, the
 # release's go.mod/go.sum/overlay, the overlay files it names and `go version` names a folder of
 # the cache, $HPA_ADAPTER_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/hpa-conformance/adapters),
 # <VERSION>-<hash>/; when it exists the build is skipped and bin/<VERSION>/ gets (hard links to)
@@ -90,7 +90,9 @@ inputs() {
     } | while read -r f; do
         echo "$(sha256sum <"$f" | cut -c1-64)  $f"
     done
-    (cd "$kit" && find . -name '*.go' -o -name go.mod -o -name go.sum | LC_ALL=C sort | while read -r f; do
+    # Of the kit, what the adapter compiles: its module files and the protocol package (the
+    # kit's serving code, tests and template are not part of the binary).
+    (cd "$kit" && { echo ./go.mod; echo ./go.sum; find ./protocol -name '*.go' ! -name '*_test.go'; } | LC_ALL=C sort | while read -r f; do
         echo "$(sha256sum <"$f" | cut -c1-64)  kits/go/${f#./}"
     done)
 }

@@ -51,6 +51,9 @@ pub struct Verdict {
     pub unexpected_failures: Vec<String>,
     /// Listed cases that passed, or were skipped, or were not run at all (name, what happened).
     pub unexpected_others: Vec<(String, String)>,
+    /// Listed cases the run did not select (`--filter`, or case paths narrower than the
+    /// corpus): not judged.
+    pub not_selected: usize,
 }
 
 impl Verdict {
@@ -70,6 +73,13 @@ impl Verdict {
             self.unexpected_failures.len(),
             self.unexpected_others.len()
         );
+        if self.not_selected > 0 {
+            let _ = writeln!(
+                out,
+                "  ({} listed case(s) not selected by this run: not judged)",
+                self.not_selected
+            );
+        }
         for n in &self.unexpected_failures {
             let _ = writeln!(out, "  NEW FAILURE  {n}  (not in the expectations)");
         }
@@ -83,8 +93,10 @@ impl Verdict {
     }
 }
 
-/// Compares the results with the expectations.
-pub fn compare(results: &[CaseResult], expected: &ExpectedFailures) -> Verdict {
+/// Compares the results with the expectations. `narrowed`: the run selected part of the corpus
+/// (`--filter`, or case paths), so a listed case it did not run is not judged; a run of the whole
+/// corpus that lacks a listed case reports it (the case was renamed or removed).
+pub fn compare(results: &[CaseResult], expected: &ExpectedFailures, narrowed: bool) -> Verdict {
     let mut v = Verdict::default();
     for r in results {
         let failed = matches!(r.outcome, Outcome::Failed(_) | Outcome::Errored(_));
@@ -103,8 +115,12 @@ pub fn compare(results: &[CaseResult], expected: &ExpectedFailures) -> Verdict {
     }
     for name in expected.keys() {
         if !results.iter().any(|r| &r.name == name) {
-            v.unexpected_others
-                .push((name.clone(), "not in this run".into()));
+            if narrowed {
+                v.not_selected += 1;
+            } else {
+                v.unexpected_others
+                    .push((name.clone(), "not in this run".into()));
+            }
         }
     }
     v
@@ -142,7 +158,7 @@ mod tests {
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let v = compare(&results, &expected);
+        let v = compare(&results, &expected, false);
         assert!(v.holds(), "{v:?}");
         assert_eq!(v.as_expected, 2);
 
@@ -150,7 +166,7 @@ mod tests {
         more.insert("c".into(), "why".into());
         more.insert("d".into(), "why".into());
         more.insert("gone".into(), "why".into());
-        let v = compare(&results, &more);
+        let v = compare(&results, &more, false);
         assert!(!v.holds());
         assert_eq!(
             v.unexpected_others,
@@ -161,9 +177,18 @@ mod tests {
             ]
         );
 
+        // A run narrowed by --filter judges only what it selected: "gone" is not judged, the
+        // cases it ran still are.
+        let v = compare(&results, &more, true);
+        assert_eq!(v.not_selected, 1);
+        assert_eq!(v.unexpected_others.len(), 2);
+        let mut only_ran = expected.clone();
+        only_ran.insert("unselected".into(), "why".into());
+        assert!(compare(&results, &only_ran, true).holds());
+
         let mut fewer = expected;
         fewer.remove("b");
-        let v = compare(&results, &fewer);
+        let v = compare(&results, &fewer, false);
         assert_eq!(v.unexpected_failures, vec!["b".to_string()]);
     }
 

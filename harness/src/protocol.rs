@@ -185,7 +185,7 @@ pub struct Hello {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub levels: Option<Vec<String>>,
     /// The features it has (`behavior`, `containerResource`, `memorySeeding`, `memoryReport`,
-    /// `severalHpas`; see `hpa_harness::case::features`); absent: all of them but
+    /// `severalHpas`, `externalMetrics`; see `hpa_harness::case::features`); absent: all of them but
     /// `memoryReport` and `severalHpas`, which are only
     /// ever declared. A case that needs a feature not listed is skipped with the reason. Names
     /// this harness does not know are ignored.

@@ -198,3 +198,141 @@ fn expected_failures_pass_the_run_only_when_exactly_those_cases_fail() {
     assert!(err.contains("expected.yaml:"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn output_paths_are_checked_before_the_run_and_a_missing_folder_is_created() {
+    let dir = std::env::temp_dir().join(format!("claim-paths-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cases = root().join("cases/algorithm");
+    let cases = cases.to_string_lossy();
+    // A claim into folders that do not exist yet: created, the statement written.
+    let nested = dir.join("not/yet/claim.json");
+    let (code, out, err) = cli(&["run", &cases, "--claim", &nested.to_string_lossy()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(nested.is_file() && nested.with_extension("md").is_file());
+    // The markdown or the badge named as the claim: a usage error before anything runs.
+    for wrong in ["claim.md", "claim.svg"] {
+        let (code, out, err) = cli(&["run", &cases, "--claim", &dir.join(wrong).to_string_lossy()]);
+        assert_eq!(code, 2, "{wrong}: {out}{err}");
+        assert!(err.contains("name the JSON statement"), "{err}");
+        assert!(out.is_empty(), "nothing ran: {out}");
+    }
+    // A claim that would overwrite a file of --report.
+    let (code, out, err) = cli(&[
+        "run",
+        &cases,
+        "--report",
+        &dir.to_string_lossy(),
+        "--claim",
+        &dir.join("report.json").to_string_lossy(),
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("--report") && err.contains("report.json"),
+        "{err}"
+    );
+    // Its .md or .svg too: `index` would write index.md and index.svg, none of report's; but a
+    // claim `junit` writes junit.md/junit.svg beside the JSON `junit`, fine — and `junit.xml`
+    // itself is refused.
+    let (code, _, err) = cli(&[
+        "run",
+        &cases,
+        "--report",
+        &dir.to_string_lossy(),
+        "--claim",
+        &dir.join("junit.xml").to_string_lossy(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    // A folder that cannot be made (a file is in the way): a usage error before the run.
+    let blocker = dir.join("a-file");
+    std::fs::write(&blocker, "x").unwrap();
+    let (code, out, err) = cli(&[
+        "run",
+        &cases,
+        "--claim",
+        &blocker.join("claim.json").to_string_lossy(),
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("cannot create the folder"), "{err}");
+    assert!(out.is_empty(), "nothing ran: {out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn with_filter_only_the_selected_cases_are_judged_against_the_expected_failures() {
+    let dir = std::env::temp_dir().join(format!("expected-filter-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = format!(
+        "exec:{} --replicas-only",
+        env!("CARGO_BIN_EXE_hpa-step-reference")
+    );
+    let cases = root().join("cases");
+    let cases = cases.to_string_lossy();
+    // Fails at full without conditions: docs-cpu-doubling checks a condition? Find one that
+    // fails in the docs folder, list it with a case the filter leaves out.
+    let (_, out, _) = cli(&["run", &format!("{cases}/docs"), "--target", &target]);
+    let failing = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("FAIL  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .next()
+        .expect("a failing docs case")
+        .to_string();
+    let file = dir.join("expected.yaml");
+    std::fs::write(
+        &file,
+        format!("{failing}: \"no conditions\"\npolicy-walkdown: \"not selected by the filter\"\n"),
+    )
+    .unwrap();
+    let (code, _, err) = cli(&[
+        "run",
+        &cases,
+        "--target",
+        &target,
+        "--filter",
+        &failing,
+        "--expected-failures",
+        &file.to_string_lossy(),
+        "--claim",
+        &dir.join("claim.json").to_string_lossy(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("1 failed as expected, 0 unexpected failure(s), 0 listed"),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 listed case(s) not selected by this run"),
+        "{err}"
+    );
+    // The statement stands alone: what hello declared, the expected failure with its reason,
+    // the release, the corpus commit, and no local path.
+    let text = std::fs::read_to_string(dir.join("claim.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        doc["target"], "exec:hpa-step-reference --replicas-only",
+        "{doc}"
+    );
+    assert!(
+        !text.contains(&*root().to_string_lossy()),
+        "a local path: {text}"
+    );
+    assert_eq!(doc["kubernetesVersion"], "1.37");
+    assert!(
+        doc["declared"]["features"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|f| f == "externalMetrics")),
+        "{doc}"
+    );
+    assert_eq!(doc["declared"]["memorySeeding"], true);
+    assert_eq!(doc["expectedFailures"][0]["case"], failing.as_str());
+    assert_eq!(doc["expectedFailures"][0]["reason"], "no conditions");
+    assert!(doc["corpus"]["commit"].is_string());
+    let md = std::fs::read_to_string(dir.join("claim.md")).unwrap();
+    assert!(
+        md.contains("Declared in hello:") && md.contains(&format!("`{failing}`: no conditions")),
+        "{md}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

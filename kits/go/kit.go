@@ -83,17 +83,54 @@ type MemoryReporter interface {
 // maxLine is the longest message line read (a tick of thousands of pods is several MiB).
 const maxLine = 64 << 20
 
+// Ender is a Session that holds something to release when its case ends (`end`, or `stop`):
+// goroutines, contexts, informers. Under ServeBubbles every goroutine a session started must
+// have returned once End does, or the case's bubble cannot end (testing/synctest reports them).
+type Ender interface {
+	End()
+}
+
 // Serve runs the protocol on in/out until stop (nil) or an error. One process serves one case,
 // as the harness starts one per case — or many in sequence when Info.ManyCases is declared
-// (`end` → `ended`, then the next `start`).
+// (`end` → `ended`, then the next `start`). An implementation that reads time.Now() is better
+// served by ServeBubbles (bubbles.go).
 func Serve(in io.Reader, out io.Writer, impl Implementation) error {
 	if f, ok := in.(*os.File); ok && f == os.Stdin {
 		// A pipe's reads go through the poller (protocol.Stdin): far fewer wake-ups per tick.
 		in = protocol.Stdin()
 	}
 	r := bufio.NewReaderSize(in, 1<<20)
+	s := &server{impl: impl, write: writer(out)}
+	for {
+		line, err := readLine(r)
+		if errors.Is(err, io.EOF) {
+			s.endSession()
+			return nil // stdin closed: the harness is done with us.
+		}
+		if err != nil {
+			return err
+		}
+		next, err := s.handle(line)
+		if err != nil {
+			return err
+		}
+		switch next.kind {
+		case stopped:
+			s.endSession()
+			return nil
+		case ended:
+			s.endSession()
+			if err := s.write(protocol.Ended{Kind: "ended", Case: next.endedCase}); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// writer writes protocol messages to out, one line each, flushed.
+func writer(out io.Writer) func(any) error {
 	w := bufio.NewWriter(out)
-	write := func(v any) error {
+	return func(v any) error {
 		b, err := protocol.Encode(v)
 		if err != nil {
 			return err
@@ -103,117 +140,163 @@ func Serve(in io.Reader, out io.Writer, impl Implementation) error {
 		}
 		return w.Flush()
 	}
-	var session Session
-	var info Info
-	var namespace string
-	var reportMemory bool
+}
+
+// server is the protocol's state between messages, shared by Serve and ServeBubbles.
+type server struct {
+	impl  Implementation
+	write func(any) error
+	// bubble: the process clock is a testing/synctest bubble's, advanced to each tick's instant
+	// before the tick (ServeBubbles).
+	bubble       bool
+	session      Session
+	info         Info
+	reportMemory bool
 	// The case's previous tick as it came (complete, before any shift): what a delta tick
 	// leaves out comes from it.
-	var prev *protocol.Tick
-	for {
-		line, err := readLine(r)
-		if errors.Is(err, io.EOF) {
-			return nil // stdin closed: the harness is done with us.
+	prev *protocol.Tick
+}
+
+type nextKind int
+
+const (
+	goOn nextKind = iota
+	stopped
+	ended
+)
+
+// next is what a message leaves the caller to do: go on, stop, or end the case (then answer
+// `ended` with endedCase once the session is released).
+type next struct {
+	kind      nextKind
+	endedCase string
+}
+
+// endSession releases the case's session (Ender) and forgets it.
+func (s *server) endSession() {
+	if e, ok := s.session.(Ender); ok {
+		e.End()
+	}
+	s.session, s.info, s.prev, s.reportMemory = nil, Info{}, nil, false
+}
+
+// handle answers one message.
+func (s *server) handle(line []byte) (next, error) {
+	var env protocol.Envelope
+	if err := json.Unmarshal(line, &env); err != nil {
+		return next{}, fmt.Errorf("not a protocol message: %w", err)
+	}
+	switch env.Kind {
+	case "start":
+		var start protocol.Start
+		if err := json.Unmarshal(line, &start); err != nil {
+			return next{}, fmt.Errorf("start: %w", err)
 		}
+		if start.Protocol != protocol.Version {
+			return next{}, fmt.Errorf("start: protocol %d, this kit speaks %d", start.Protocol, protocol.Version)
+		}
+		if s.session != nil {
+			return next{}, errors.New("start while a case is running (no `end` before it)")
+		}
+		session, info, err := s.impl.Start(&start)
 		if err != nil {
-			return err
+			return next{}, fmt.Errorf("start: %w", err)
 		}
-		var env protocol.Envelope
-		if err := json.Unmarshal(line, &env); err != nil {
-			return fmt.Errorf("not a protocol message: %w", err)
+		if s.bubble {
+			// Each case has its own bubble: the process may always serve the next one.
+			info.ManyCases = true
+			info.WallClock = false
 		}
-		switch env.Kind {
-		case "start":
-			var start protocol.Start
-			if err := json.Unmarshal(line, &start); err != nil {
-				return fmt.Errorf("start: %w", err)
-			}
-			if start.Protocol != protocol.Version {
-				return fmt.Errorf("start: protocol %d, this kit speaks %d", start.Protocol, protocol.Version)
-			}
-			s, i, err := impl.Start(&start)
-			if err != nil {
-				return fmt.Errorf("start: %w", err)
-			}
-			session, info = s, i
-			reportMemory = start.ReportMemory
-			prev = nil
-			if err := write(hello(&start, info)); err != nil {
-				return err
-			}
-		case "tick":
-			if session == nil {
-				return errors.New("tick before start")
-			}
-			var tick protocol.Tick
-			if err := protocol.Decode(line, &tick); err != nil {
-				return fmt.Errorf("tick: %w", err)
-			}
-			if err := tick.Complete(prev); err != nil {
-				return err
-			}
-			kept := tick
-			prev = &kept
-			// The session (and a wall-clock shift) get copies: the next tick may need these.
-			tick.HPA = tick.HPA.DeepCopy()
-			pods := make([]corev1.Pod, len(tick.Pods))
-			for i := range tick.Pods {
-				tick.Pods[i].DeepCopyInto(&pods[i])
-			}
-			tick.Pods = pods
-			if namespace = tick.HPA.Namespace; namespace == "" {
-				namespace = "default"
-			}
-			var shift time.Duration
-			if info.WallClock {
-				shift = time.Since(tick.Now)
-				ShiftTick(&tick, shift)
-			}
-			world, err := NewWorld(&tick, namespace)
-			if err != nil {
-				return fmt.Errorf("tick %s: %w", tick.T, err)
-			}
-			world.VirtualNow = tick.Now.Add(-shift)
-			if err := session.Tick(world); err != nil {
-				return fmt.Errorf("tick %s: %w", tick.T, err)
-			}
-			result := world.Result()
-			if reporter, ok := session.(MemoryReporter); ok && reportMemory {
-				m := reporter.Memory()
-				if shift != 0 {
-					shiftMemory(&m, -shift)
-				}
-				result.Memory = nonNilLists(m)
-			}
-			if shift != 0 {
-				status := autoscalingv2.HorizontalPodAutoscalerStatus(result.Status)
-				ShiftStatus(&status, -shift)
-				result.Status = protocol.Status(status)
-			}
-			if err := write(result); err != nil {
-				return err
-			}
-		case "end":
-			if session == nil {
-				return errors.New("end before start")
-			}
-			if !info.ManyCases {
-				return errors.New("end to an implementation that does not declare ManyCases")
-			}
-			var end protocol.End
-			if err := json.Unmarshal(line, &end); err != nil {
-				return fmt.Errorf("end: %w", err)
-			}
-			session, info, prev = nil, Info{}, nil
-			if err := write(protocol.Ended{Kind: "ended", Case: end.Case}); err != nil {
-				return err
-			}
-		case "stop":
-			return nil
-		default:
-			return fmt.Errorf("unknown message kind %q", env.Kind)
+		s.session, s.info = session, info
+		s.reportMemory = start.ReportMemory
+		s.prev = nil
+		return next{}, s.write(hello(&start, info))
+	case "tick":
+		if s.session == nil {
+			return next{}, errors.New("tick before start")
+		}
+		result, err := s.tick(line)
+		if err != nil {
+			return next{}, err
+		}
+		return next{}, s.write(result)
+	case "end":
+		if s.session == nil {
+			return next{}, errors.New("end before start")
+		}
+		if !s.info.ManyCases {
+			return next{}, errors.New("end to an implementation that does not declare ManyCases")
+		}
+		var end protocol.End
+		if err := json.Unmarshal(line, &end); err != nil {
+			return next{}, fmt.Errorf("end: %w", err)
+		}
+		return next{kind: ended, endedCase: end.Case}, nil
+	case "stop":
+		return next{kind: stopped}, nil
+	default:
+		return next{}, fmt.Errorf("unknown message kind %q", env.Kind)
+	}
+}
+
+// tick decides one tick and returns its result.
+func (s *server) tick(line []byte) (protocol.Result, error) {
+	var tick protocol.Tick
+	if err := protocol.Decode(line, &tick); err != nil {
+		return protocol.Result{}, fmt.Errorf("tick: %w", err)
+	}
+	if err := tick.Complete(s.prev); err != nil {
+		return protocol.Result{}, err
+	}
+	kept := tick
+	s.prev = &kept
+	// The session (and a wall-clock shift) get copies: the next tick may need these.
+	tick.HPA = tick.HPA.DeepCopy()
+	pods := make([]corev1.Pod, len(tick.Pods))
+	for i := range tick.Pods {
+		tick.Pods[i].DeepCopyInto(&pods[i])
+	}
+	tick.Pods = pods
+	namespace := tick.HPA.Namespace
+	if namespace == "" {
+		namespace = "default"
+	}
+	if s.bubble {
+		if err := advanceBubbleClock(tick.Now); err != nil {
+			return protocol.Result{}, fmt.Errorf("tick %s: %w", tick.T, err)
 		}
 	}
+	var shift time.Duration
+	if s.info.WallClock {
+		shift = time.Since(tick.Now)
+		ShiftTick(&tick, shift)
+	}
+	world, err := NewWorld(&tick, namespace)
+	if err != nil {
+		return protocol.Result{}, fmt.Errorf("tick %s: %w", tick.T, err)
+	}
+	world.VirtualNow = tick.Now.Add(-shift)
+	if err := s.session.Tick(world); err != nil {
+		return protocol.Result{}, fmt.Errorf("tick %s: %w", tick.T, err)
+	}
+	if s.bubble {
+		// What the tick set going in the session's goroutines settles before the answer.
+		settleBubble()
+	}
+	result := world.Result()
+	if reporter, ok := s.session.(MemoryReporter); ok && s.reportMemory {
+		m := reporter.Memory()
+		if shift != 0 {
+			shiftMemory(&m, -shift)
+		}
+		result.Memory = nonNilLists(m)
+	}
+	if shift != 0 {
+		status := autoscalingv2.HorizontalPodAutoscalerStatus(result.Status)
+		ShiftStatus(&status, -shift)
+		result.Status = protocol.Status(status)
+	}
+	return result, nil
 }
 
 // readLine reads one line without its newline; io.EOF when there is none.

@@ -34,7 +34,9 @@ const tick = `{"kind":"tick","t":15,"now":"2000-01-01T00:00:15Z",
          {"metadata":{"name":"web-1","labels":{"app":"web"}},"status":{"phase":"Running"}},
          {"metadata":{"name":"other","labels":{"app":"other"}},"status":{"phase":"Running"}}],
  "metrics":{"resource":{"items":[{"metadata":{"name":"web-0"},"timestamp":"2000-01-01T00:00:10Z","window":"30s","containers":[{"name":"app","usage":{"cpu":"900m"}}]},
-                                 {"metadata":{"name":"web-1"},"timestamp":"2000-01-01T00:00:10Z","window":"30s","containers":[{"name":"app","usage":{"cpu":"700m"}}]}]},
+                                 {"metadata":{"name":"web-1"},"timestamp":"2000-01-01T00:00:10Z","window":"30s","containers":[{"name":"app","usage":{"cpu":"700m"}}]},
+                                 {"metadata":{"name":"an-older-pod"},"timestamp":"2000-01-01T00:00:10Z","window":"30s","containers":[{"name":"app","usage":{"cpu":"100m"}}]},
+                                 {"metadata":{"name":"other"},"timestamp":"2000-01-01T00:00:10Z","window":"30s","containers":[{"name":"app","usage":{"cpu":"300m"}}]}]},
   "pods":{"qps":{"items":[{"pod":"web-0","value":"1500m","timestamp":"2000-01-01T00:00:10Z","windowSeconds":30}]}},
   "object":{"rps":{"value":{"value":"20","timestamp":"2000-01-01T00:00:10Z"}}},
   "external":{"queue":{"items":[{"value":"30","timestamp":"2000-01-01T00:00:10Z"}]},"broken":{"error":"boom"}}},
@@ -127,7 +129,7 @@ func TestASessionSeesTheTickThroughTheFakesAndAnswersWhatWasWritten(t *testing.T
 		t.Errorf("levels: %s", lines[0])
 	}
 	want := map[string]string{
-		"memory": "empty", "pods": "2", "podmetrics": "2", "custom": "1500m", "object": "20",
+		"memory": "empty", "pods": "2", "podmetrics": "4", "custom": "1500m", "object": "20",
 		"external": "30", "broken": "boom", "now": "2000-01-01T00:00:15Z",
 	}
 	for k, v := range want {
@@ -413,5 +415,22 @@ func TestADeltaTickIsServedAsTheCompleteTickWouldBe(t *testing.T) {
 		if err == nil || err.Error() != bad.want {
 			t.Errorf("error %v, want %q", err, bad.want)
 		}
+	}
+}
+
+func TestLabelsMatchingMeetsEverySatisfiableSelector(t *testing.T) {
+	for _, sel := range []string{"app=web", "app==web,tier in (a,b)", "app,!gone", "app notin (x),n>3,m<2", "a!=b"} {
+		s, err := labels.Parse(sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := labelsMatching(s, map[string]string{"gone": "1", "a": "b"}); !s.Matches(labels.Set(got)) {
+			t.Errorf("%q does not match %v", sel, got)
+		}
+	}
+	// Labels that already match are kept as they are.
+	s, _ := labels.Parse("app=web")
+	if got := labelsMatching(s, map[string]string{"app": "web", "x": "y"}); got["x"] != "y" {
+		t.Errorf("matching labels changed: %v", got)
 	}
 }

@@ -6,6 +6,7 @@ package kit
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -13,7 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/kubernetes/fake"
 	scalefake "k8s.io/client-go/scale/fake"
 	core "k8s.io/client-go/testing"
@@ -99,17 +102,24 @@ func NewWorld(tick *protocol.Tick, namespace string) (*World, error) {
 		if answer.Error != nil {
 			return true, nil, errors.New(*answer.Error)
 		}
+		selector := labels.Everything()
+		if l, ok := action.(core.ListAction); ok && l.GetListRestrictions().Labels != nil {
+			selector = l.GetListRestrictions().Labels
+		}
 		list := &metricsapi.PodMetricsList{Items: make([]metricsapi.PodMetrics, 0, len(answer.Items))}
 		for _, m := range answer.Items {
 			m := *m.DeepCopy()
 			if m.Namespace == "" {
 				m.Namespace = action.GetNamespace()
 			}
-			// As metrics-server does, a PodMetrics carries its pod's labels (the fake filters a
-			// list by the label selector against them).
+			// As metrics-server does, a PodMetrics carries its pod's labels. The fake filters a
+			// list by the label selector against them, but the implementation must see the list
+			// the harness sent, samples of pods it does not know included (upstream skips them
+			// itself: rc-disjoint-resources-metrics): each sample is labelled to match.
 			if m.Labels == nil {
 				m.Labels = labelsByPod[m.Name]
 			}
+			m.Labels = labelsMatching(selector, m.Labels)
 			list.Items = append(list.Items, m)
 		}
 		return true, list, nil
@@ -119,6 +129,40 @@ func NewWorld(tick *protocol.Tick, namespace string) (*World, error) {
 	w.ExternalMetrics = &emfake.FakeExternalMetricsClient{}
 	w.ExternalMetrics.AddReactor("list", "*", w.reactExternalMetric)
 	return w, nil
+}
+
+// labelsMatching returns have when the selector matches it, else labels made to match: each
+// requirement that needs a label (=, ==, in, exists, >, <) gets one; those that need its absence
+// are met by leaving it out.
+func labelsMatching(selector labels.Selector, have map[string]string) map[string]string {
+	if selector.Matches(labels.Set(have)) {
+		return have
+	}
+	requirements, _ := selector.Requirements()
+	out := map[string]string{}
+	for _, r := range requirements {
+		values := r.ValuesUnsorted()
+		switch r.Operator() {
+		case selection.Equals, selection.DoubleEquals, selection.In:
+			if len(values) > 0 {
+				out[r.Key()] = values[0]
+			}
+		case selection.Exists:
+			out[r.Key()] = "sample"
+		case selection.GreaterThan, selection.LessThan:
+			if len(values) > 0 {
+				if n, err := strconv.ParseInt(values[0], 10, 64); err == nil {
+					if r.Operator() == selection.GreaterThan {
+						n++
+					} else {
+						n--
+					}
+					out[r.Key()] = strconv.FormatInt(n, 10)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Result is what the implementation did this tick: the successful scale write, the status it

@@ -44,24 +44,66 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use crate::quantity::signum;
 
 /// Options that change validation, mirroring apiserver's behaviour under
-/// feature gates.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// feature gates and per release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ValidationOptions {
     /// The `HPAScaleToZero` feature gate: allows `minReplicas: 0` (which
     /// still requires an Object or External metric).
     pub scale_to_zero_enabled: bool,
-    /// The API server validates `minReplicas` and `maxReplicas`'s own bounds declaratively
-    /// (1.37: `KubernetesVersion::validates_replica_bounds_declaratively`): their errors come after
-    /// every handwritten one, and a `maxReplicas` of 0 is a bare `Required value`.
-    pub declarative_replica_bounds: bool,
+    /// How the release words and orders `maxReplicas`'s own bounds
+    /// (`KubernetesVersion::replica_bounds`).
+    pub replica_bounds: ReplicaBounds,
+    /// The `HPAConfigurableTolerance` feature gate in the API server: off (and before 1.33, where
+    /// the field does not exist) a scaling rule's `tolerance` is dropped before validation, so a
+    /// negative one is accepted (and not stored).
+    pub configurable_tolerance: bool,
+}
+
+/// How an API server reports `maxReplicas` below 1: three eras, each seen on a real API server
+/// (kind-validation on v1.34.4, v1.36.4 and v1.37.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplicaBounds {
+    /// 1.32–1.35: `Invalid value: N: must be greater than 0` for 0 and below, in spec order.
+    GreaterThanZero,
+    /// 1.36: in spec order, 0 is `Required value: must be set and greater than 0` and below 0
+    /// `Invalid value: N: must be greater than or equal to 1` (the checks marked as covered by
+    /// declarative validation in 1.36's validation.go).
+    RequiredOrAtLeastOne,
+    /// 1.37: validated declaratively, so these errors (and minReplicas's own bound) come after
+    /// every handwritten one, and 0 is a bare `Required value`.
+    DeclarativeLast,
+}
+
+impl Default for ValidationOptions {
+    /// 1.36's messages, scale-to-zero off, tolerance validated.
+    fn default() -> Self {
+        ValidationOptions {
+            scale_to_zero_enabled: false,
+            replica_bounds: ReplicaBounds::RequiredOrAtLeastOne,
+            configurable_tolerance: true,
+        }
+    }
 }
 
 impl ValidationOptions {
-    /// The options of a release's API server with the `HPAScaleToZero` gate as given.
+    /// The options of a release's API server with the `HPAScaleToZero` gate as given and the
+    /// release's default `HPAConfigurableTolerance`.
     pub fn of(version: crate::KubernetesVersion, scale_to_zero_enabled: bool) -> Self {
         ValidationOptions {
             scale_to_zero_enabled,
-            declarative_replica_bounds: version.validates_replica_bounds_declaratively(),
+            replica_bounds: version.replica_bounds(),
+            configurable_tolerance: version.default_gates().hpa_configurable_tolerance,
+        }
+    }
+
+    /// The options of a release's API server running `gates` (a gate the release lacks counts
+    /// as off).
+    pub fn with_gates(version: crate::KubernetesVersion, gates: &crate::FeatureGates) -> Self {
+        ValidationOptions {
+            scale_to_zero_enabled: gates.hpa_scale_to_zero,
+            replica_bounds: version.replica_bounds(),
+            configurable_tolerance: gates.hpa_configurable_tolerance
+                && version.has_gate("HPAConfigurableTolerance"),
         }
     }
 }
@@ -189,21 +231,35 @@ pub fn validate_hpa(hpa: &HorizontalPodAutoscaler, opts: ValidationOptions) -> V
             );
         }
     }
-    if spec.max_replicas == 0 {
-        let detail = if opts.declarative_replica_bounds {
-            ""
-        } else {
-            "must be set and greater than 0"
-        };
-        bounds.required("spec.maxReplicas", detail);
-    } else if spec.max_replicas < 0 {
-        bounds.invalid(
-            "spec.maxReplicas",
-            spec.max_replicas,
-            "must be greater than or equal to 1",
-        );
+    match opts.replica_bounds {
+        _ if spec.max_replicas >= 1 => {}
+        ReplicaBounds::GreaterThanZero => {
+            bounds.invalid(
+                "spec.maxReplicas",
+                spec.max_replicas,
+                "must be greater than 0",
+            );
+        }
+        ReplicaBounds::RequiredOrAtLeastOne | ReplicaBounds::DeclarativeLast
+            if spec.max_replicas == 0 =>
+        {
+            let detail = if opts.replica_bounds == ReplicaBounds::DeclarativeLast {
+                ""
+            } else {
+                "must be set and greater than 0"
+            };
+            bounds.required("spec.maxReplicas", detail);
+        }
+        ReplicaBounds::RequiredOrAtLeastOne | ReplicaBounds::DeclarativeLast => {
+            bounds.invalid(
+                "spec.maxReplicas",
+                spec.max_replicas,
+                "must be greater than or equal to 1",
+            );
+        }
     }
-    if !opts.declarative_replica_bounds {
+    let declarative = opts.replica_bounds == ReplicaBounds::DeclarativeLast;
+    if !declarative {
         errs.0.append(&mut bounds.0);
     }
     // The API server defaults an unset minReplicas to 1 before validating.
@@ -231,10 +287,10 @@ pub fn validate_hpa(hpa: &HorizontalPodAutoscaler, opts: ValidationOptions) -> V
 
     if let Some(behavior) = &spec.behavior {
         if let Some(rules) = &behavior.scale_up {
-            validate_scaling_rules(rules, "spec.behavior.scaleUp", &mut errs);
+            validate_scaling_rules(rules, "spec.behavior.scaleUp", opts, &mut errs);
         }
         if let Some(rules) = &behavior.scale_down {
-            validate_scaling_rules(rules, "spec.behavior.scaleDown", &mut errs);
+            validate_scaling_rules(rules, "spec.behavior.scaleDown", opts, &mut errs);
         }
     }
     errs.0.append(&mut bounds.0);
@@ -697,7 +753,12 @@ fn validate_positive_quantity(q: &Quantity, path: &str, errs: &mut Errors) {
 }
 
 /// One direction of `spec.behavior`.
-fn validate_scaling_rules(rules: &HPAScalingRules, path: &str, errs: &mut Errors) {
+fn validate_scaling_rules(
+    rules: &HPAScalingRules,
+    path: &str,
+    opts: ValidationOptions,
+    errs: &mut Errors,
+) {
     if let Some(window) = rules.stabilization_window_seconds {
         let window_path = format!("{path}.stabilizationWindowSeconds");
         if window < 0 {
@@ -732,7 +793,12 @@ fn validate_scaling_rules(rules: &HPAScalingRules, path: &str, errs: &mut Errors
             validate_scaling_policy(policy, &format!("{path}.policies[{i}]"), errs);
         }
     }
-    if let Some(tolerance) = &rules.tolerance {
+    // Without HPAConfigurableTolerance the API server drops the field before validating it.
+    if let Some(tolerance) = rules
+        .tolerance
+        .as_ref()
+        .filter(|_| opts.configurable_tolerance)
+    {
         let tolerance_path = format!("{path}.tolerance");
         if quantity_sign(tolerance, &tolerance_path, errs).is_some_and(|sign| sign < 0) {
             errs.invalid(
@@ -844,8 +910,79 @@ mod tests {
 
     const SCALE_TO_ZERO: ValidationOptions = ValidationOptions {
         scale_to_zero_enabled: true,
-        declarative_replica_bounds: false,
+        replica_bounds: ReplicaBounds::RequiredOrAtLeastOne,
+        configurable_tolerance: true,
     };
+
+    #[test]
+    fn up_to_1_35_max_replicas_below_one_is_not_greater_than_zero_in_spec_order() {
+        // Each answer seen on a v1.34.4 API server (kind); 1.32–1.35 share the check.
+        for v in [
+            crate::KubernetesVersion::V1_32,
+            crate::KubernetesVersion::V1_35,
+        ] {
+            let opts = ValidationOptions::of(v, true);
+            assert_eq!(
+                check_opts(with("/spec/maxReplicas", json!(0)), opts),
+                [
+                    "spec.maxReplicas: Invalid value: 0: must be greater than 0",
+                    "spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`"
+                ]
+            );
+            assert_eq!(
+                check_opts(with("/spec/maxReplicas", json!(-2)), opts),
+                [
+                    "spec.maxReplicas: Invalid value: -2: must be greater than 0",
+                    "spec.maxReplicas: Invalid value: -2: must be greater than or equal to `minReplicas`"
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn without_configurable_tolerance_a_negative_tolerance_is_dropped_not_refused() {
+        // v1.34.4 (gate alpha, off) accepted `tolerance: -0.1`; 1.32 has no such field.
+        let negative = with_scale_down(json!({"tolerance": "-0.1"}));
+        for v in [
+            crate::KubernetesVersion::V1_32,
+            crate::KubernetesVersion::V1_33,
+            crate::KubernetesVersion::V1_34,
+        ] {
+            assert!(check_opts(negative.clone(), ValidationOptions::of(v, true)).is_empty());
+        }
+        for v in [
+            crate::KubernetesVersion::V1_35,
+            crate::KubernetesVersion::V1_37,
+        ] {
+            assert_eq!(
+                check_opts(negative.clone(), ValidationOptions::of(v, true)),
+                [
+                    "spec.behavior.scaleDown.tolerance: Invalid value: \"-100m\": must be greater than or equal to 0"
+                ]
+            );
+        }
+        // The gate turned on in a 1.34 API server: validated again.
+        let gates = crate::FeatureGates {
+            hpa_configurable_tolerance: true,
+            ..crate::KubernetesVersion::V1_34.default_gates()
+        };
+        assert_eq!(
+            check_opts(
+                negative.clone(),
+                ValidationOptions::with_gates(crate::KubernetesVersion::V1_34, &gates)
+            )
+            .len(),
+            1
+        );
+        // A gate 1.32 lacks counts as off.
+        assert!(
+            check_opts(
+                negative,
+                ValidationOptions::with_gates(crate::KubernetesVersion::V1_32, &gates)
+            )
+            .is_empty()
+        );
+    }
 
     #[test]
     fn from_1_37_the_replica_bounds_come_last_and_max_zero_is_a_bare_required_value() {

@@ -121,11 +121,18 @@ impl KubernetesVersion {
         name == "HPAConfigurableTolerance" && self >= KubernetesVersion::V1_37
     }
 
-    /// Whether this release's API server validates an HPA's replica bounds declaratively (1.37):
-    /// those errors come last, and `maxReplicas: 0` is a bare `Required value`
-    /// ([`crate::validation::ValidationOptions`]). API-server behaviour, not the controller's.
-    pub fn validates_replica_bounds_declaratively(self) -> bool {
-        self >= KubernetesVersion::V1_37
+    /// How this release's API server words and orders `maxReplicas` below 1
+    /// ([`crate::validation::ReplicaBounds`]): 1.32–1.35 `must be greater than 0`, 1.36
+    /// `Required value: must be set and greater than 0` / `must be greater than or equal to 1`,
+    /// 1.37 declarative, after every other error. API-server behaviour, not the
+    /// controller's.
+    pub fn replica_bounds(self) -> crate::validation::ReplicaBounds {
+        use crate::validation::ReplicaBounds;
+        match self {
+            KubernetesVersion::V1_37 => ReplicaBounds::DeclarativeLast,
+            KubernetesVersion::V1_36 => ReplicaBounds::RequiredOrAtLeastOne,
+            _ => ReplicaBounds::GreaterThanZero,
+        }
     }
 
     /// What this release's HPA controller does differently from the others: one switch per

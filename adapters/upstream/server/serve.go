@@ -149,7 +149,7 @@ func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Ou
 		FeatureGates:   gates,
 		MemorySeeding:  true,
 		Levels:         []string{"replicas", "status", "full"},
-		Features:       []string{"behavior", "containerResource", "memorySeeding", "memoryReport", "severalHpas"},
+		Features:       []string{"behavior", "containerResource", "memorySeeding", "memoryReport", "severalHpas", "externalMetrics"},
 		ManyCases:      ManyCases,
 		DeltaTicks:     DeltaTicks,
 		// The release this binary was built from (v1.37.2): the harness judges it as that.

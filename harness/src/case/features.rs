@@ -10,6 +10,7 @@
 //! | `memorySeeding` | seeds the controller's memory with a recorded recommendation or scale event (`memory:` with entries); a memory that records nothing — "seen before, nothing recorded" — needs no seeding: every implementation starts that way |
 //! | `memoryReport` | expects the controller's memory after a tick (`expect.at[].memory`): the implementation reports it in each `result` when `start.reportMemory` asks |
 //! | `severalHpas` | reconciles more HPAs beside its own (`alongside`): one session carries ticks of several HPAs (told apart by `namespace/name`), each kept in its own memory, with every pod of the namespace in each tick |
+//! | `externalMetrics` | has an `External` metric (in `hpa`, an `hpaPatch` or an HPA `alongside`): many implementations read no `external.metrics.k8s.io`; the behaviour cases that use an External metric only as a vehicle have Object-metric twins |
 //!
 //! Feature gates (scale-to-zero, configurable tolerance, pod-level resources) are not features:
 //! they have their own rules ([`super::gates`]).
@@ -39,16 +40,19 @@ pub enum Feature {
     MemoryReport,
     /// Several HPAs in one session (`alongside`).
     SeveralHpas,
+    /// `External` metrics (`external.metrics.k8s.io`).
+    ExternalMetrics,
 }
 
 impl Feature {
     /// Every feature.
-    pub const ALL: [Feature; 5] = [
+    pub const ALL: [Feature; 6] = [
         Feature::Behavior,
         Feature::ContainerResource,
         Feature::MemorySeeding,
         Feature::MemoryReport,
         Feature::SeveralHpas,
+        Feature::ExternalMetrics,
     ];
 
     /// Whether an implementation has it only when it says so (`hello.features` listed): an
@@ -65,6 +69,7 @@ impl Feature {
             Feature::MemorySeeding => "memorySeeding",
             Feature::MemoryReport => "memoryReport",
             Feature::SeveralHpas => "severalHpas",
+            Feature::ExternalMetrics => "externalMetrics",
         }
     }
 
@@ -117,6 +122,33 @@ pub fn features_needed(
         out.push((
             Feature::ContainerResource,
             format!("{}.spec.metrics[{m}]", manifest_path(file, i)),
+        ));
+    }
+    let external = |h: &HorizontalPodAutoscaler| {
+        h.spec
+            .metrics
+            .iter()
+            .flatten()
+            .position(|m| m.type_ == "External")
+    };
+    if let Some((i, m)) = manifests
+        .iter()
+        .enumerate()
+        .find_map(|(i, h)| external(h).map(|m| (i, m)))
+    {
+        out.push((
+            Feature::ExternalMetrics,
+            format!("{}.spec.metrics[{m}]", manifest_path(file, i)),
+        ));
+    } else if let Some((k, m)) = file
+        .alongside
+        .iter()
+        .enumerate()
+        .find_map(|(k, a)| external(&a.hpa).map(|m| (k, m)))
+    {
+        out.push((
+            Feature::ExternalMetrics,
+            format!("alongside[{k}].hpa.spec.metrics[{m}]"),
         ));
     }
     if file.memory.as_ref().is_some_and(memory_records_something) {

@@ -79,6 +79,9 @@ pub fn expectations_at(case: &Case, v: KubernetesVersion) -> Expectations {
 
 /// `before` over `expect`: given fields replace, `at` entries by their `t`.
 fn lay_over(expect: &mut Expectations, before: &Expectations) {
+    if before.rejected.is_some() {
+        expect.rejected.clone_from(&before.rejected);
+    }
     if before.trajectory.is_some() {
         expect.trajectory.clone_from(&before.trajectory);
     }

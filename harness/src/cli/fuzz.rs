@@ -40,9 +40,11 @@ pub struct FuzzArgs {
     /// The level traces are compared at: `replicas`, `status` or `full` (default).
     #[arg(long)]
     profile: Option<Profile>,
-    /// Which target's trace becomes the expectation of a written case: `a` or `b`.
-    #[arg(long, default_value = "b")]
-    truth: String,
+    /// Which target's trace becomes the expectation of a written case: `a` or `b` (default:
+    /// this project's side against a third party — the core, the reference or upstream's
+    /// controller — else `b`). The written case names it.
+    #[arg(long)]
+    truth: Option<String>,
     /// Seconds to wait for each answer of an `exec:` implementation.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     step_timeout: u64,
@@ -76,6 +78,7 @@ pub fn run(args: FuzzArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Result<
     let timeout = Duration::from_secs(step_timeout);
     let ta = startable_target(&a, timeout).map_err(usage)?;
     let tb = startable_target(&b, timeout).map_err(usage)?;
+    let truth = truth.unwrap_or_else(|| crate::fuzz::default_truth(&a, &b).to_string());
     if truth != "a" && truth != "b" {
         return Err(usage("--truth is a or b"));
     }
@@ -135,7 +138,12 @@ pub fn run(args: FuzzArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Result<
         },
     );
     for p in &r.differences {
-        let _ = writeln!(out, "shrunk difference written to {}", p.display());
+        let truth_name = if truth == "a" { ta.name() } else { tb.name() };
+        let _ = writeln!(
+            out,
+            "shrunk difference written to {} (its expectations: {truth_name}'s trace, the truth)",
+            p.display()
+        );
     }
     Ok(if !r.differences.is_empty() || !r.failures.is_empty() {
         1

@@ -86,6 +86,7 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
         report: report_dir,
         cluster,
     } = args;
+    check_outputs(claim.as_deref(), report_dir.as_deref()).map_err(usage)?;
     let expected = match &expected_failures {
         Some(p) => Some(crate::expected::load(p).map_err(|e| e.to_string())?),
         None => None,
@@ -156,6 +157,8 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
             fixed_gates: opts.fixed_gates.clone(),
             commit: corpus_commit(&paths),
             kubernetes_version,
+            hello: target.last_hello(),
+            expected_failures: expected.clone(),
         };
         write_report_file(file, &report::claim::json(&report, &ctx))?;
         write_report_file(
@@ -168,7 +171,12 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
         && code != exit::BAD_INPUT
         && code != exit::NOTHING_RAN
     {
-        let verdict = crate::expected::compare(&report.results, expected);
+        // Only the cases this run selected are judged: --filter, or case paths other than the
+        // whole corpus, leave the rest of the list alone.
+        // The whole corpus: the folder `cases` itself (as `cases`, `./cases/` or absolute).
+        let whole = |p: &PathBuf| p.is_dir() && p.file_name().is_some_and(|n| n == "cases");
+        let narrowed = filter.is_some() || !(paths.len() == 1 && whole(&paths[0]));
+        let verdict = crate::expected::compare(&report.results, expected, narrowed);
         let _ = write!(err, "{}", verdict.render(file));
         code = if verdict.holds() {
             exit::PASSED
@@ -190,6 +198,69 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
         let _ = writeln!(err, "error: no case ran: {why}");
     }
     Ok(code)
+}
+
+/// The report files `--report DIR` writes.
+const REPORT_FILES: [&str; 3] = ["report.json", "junit.xml", "index.html"];
+
+/// Checks, before anything runs, that every output can be written: `--claim` names the JSON
+/// statement (its `.md` and `.svg` go beside it), none of the claim's three files is one of
+/// `--report`'s, and each folder exists (created if missing) and takes a file.
+fn check_outputs(claim: Option<&Path>, report_dir: Option<&Path>) -> Result<(), String> {
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut dirs = Vec::new();
+    if let Some(file) = claim {
+        let ext = file
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or_default();
+        if ext == "md" || ext == "svg" {
+            return Err(format!(
+                "--claim {}: name the JSON statement (e.g. claim.json); its .md and .svg are written beside it",
+                file.display()
+            ));
+        }
+        if file.file_name().is_none() || file.to_string_lossy().ends_with('/') {
+            return Err(format!("--claim {}: a file, not a folder", file.display()));
+        }
+        let claim_files = [
+            file.to_path_buf(),
+            file.with_extension("md"),
+            file.with_extension("svg"),
+        ];
+        if let Some(dir) = report_dir {
+            for name in REPORT_FILES {
+                let report_file = absolute(&dir.join(name));
+                if let Some(same) = claim_files.iter().find(|c| absolute(c) == report_file) {
+                    return Err(format!(
+                        "--claim writes {}, which --report {} writes too ({name}): choose another name",
+                        same.display(),
+                        dir.display()
+                    ));
+                }
+            }
+        }
+        let parent = file
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        dirs.push(("--claim", parent.to_path_buf()));
+    }
+    if let Some(dir) = report_dir {
+        dirs.push(("--report", dir.to_path_buf()));
+    }
+    for (flag, dir) in dirs {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("{flag}: cannot create the folder {}: {e}", dir.display()))?;
+        let probe = dir.join(format!(
+            ".hpa-conformance-write-check-{}",
+            std::process::id()
+        ));
+        std::fs::File::create(&probe)
+            .map_err(|e| format!("{flag}: cannot write in {}: {e}", dir.display()))?;
+        let _ = std::fs::remove_file(&probe);
+    }
+    Ok(())
 }
 
 /// Options of `--target cluster` (the real-time lane, `harness/src/cluster`).

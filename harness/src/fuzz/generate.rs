@@ -211,8 +211,36 @@ pub fn fit_release(file: &mut CaseFile, version: hpa_reference::KubernetesVersio
     }
 }
 
+/// What the generator may draw: every metric source, or none External (for an implementation
+/// that does not declare `externalMetrics`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Draw {
+    /// Whether External metrics are drawn.
+    pub external: bool,
+}
+
+impl Draw {
+    /// Everything.
+    pub const ALL: Draw = Draw { external: true };
+}
+
 /// A random, valid scenario.
 pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
+    generate_drawing(name, rng, Draw::ALL)
+}
+
+/// A random, valid scenario drawn from what `draw` allows (with [`Draw::ALL`], the scenario
+/// [`generate`] makes for the same generator state).
+pub fn generate_drawing(name: &str, rng: &mut Rng, draw: Draw) -> CaseFile {
+    let no_external: Vec<&str> = METRIC_KINDS
+        .into_iter()
+        .filter(|k| !k.starts_with("external"))
+        .collect();
+    let kinds_drawn: &[&str] = if draw.external {
+        &METRIC_KINDS
+    } else {
+        &no_external
+    };
     // About a third of the scenarios draw edge values (crate::edges).
     let edge = rng.chance(0.35);
     let count = rng.range(1, 3) as usize;
@@ -220,7 +248,7 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
     let mut keys: Vec<String> = Vec::new();
     let mut metrics = Vec::new();
     while kinds.len() < count {
-        let kind = *rng.pick(&METRIC_KINDS);
+        let kind = *rng.pick(kinds_drawn);
         let (spec, key) = metric_spec(kind, rng, edge);
         if keys.contains(&key) {
             continue;

@@ -36,19 +36,30 @@ use crate::targets::Target;
 /// adapter), else `hpa-fuzz-findings` — a third party's differences never land in the corpus
 /// unasked.
 pub fn default_out(a: &str, b: &str) -> PathBuf {
-    let ours = |t: &str| {
-        matches!(t, "core" | "reference-api")
-            || t.strip_prefix("exec:").is_some_and(|cmd| {
-                let program = cmd.split_whitespace().next().unwrap_or_default();
-                program.ends_with("hpa-step-reference")
-                    || program.ends_with("adapters/upstream/bin/hpa-upstream-adapter")
-            })
-    };
-    if ours(a) && ours(b) {
+    if is_ours(a) && is_ours(b) {
         PathBuf::from("cases/regressions")
     } else {
         PathBuf::from("hpa-fuzz-findings")
     }
+}
+
+/// Whether a target is this project's own: `core`, `reference-api`, `hpa-step-reference` or the
+/// upstream adapter (any release's).
+pub fn is_ours(target: &str) -> bool {
+    matches!(target, "core" | "reference-api")
+        || target.strip_prefix("exec:").is_some_and(|cmd| {
+            let program = cmd.split_whitespace().next().unwrap_or_default();
+            program.ends_with("hpa-step-reference")
+                || program.contains("adapters/upstream/bin/")
+                    && program.ends_with("hpa-upstream-adapter")
+        })
+}
+
+/// Which target's trace is the truth of a written case when `--truth` is not given: the
+/// project's own side against a third party (`a` when only `a` is ours), else `b` (e.g. the
+/// upstream adapter against the core).
+pub fn default_truth(a: &str, b: &str) -> &'static str {
+    if is_ours(a) && !is_ours(b) { "a" } else { "b" }
 }
 
 /// How many times a difference is re-run before it is believed: a difference that does not
@@ -292,16 +303,39 @@ pub fn fuzz_jobs_with(
         elapsed: Duration::ZERO,
     };
     let name_of = |i: usize| format!("fuzz-{seed}-{i}");
-    let scenario = |i: usize| {
+    let scenario_drawing = |i: usize, draw: generate::Draw| {
         let mut rng = Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(i as u64));
-        let mut file = generate(&name_of(i), &mut rng);
+        let mut file = generate::generate_drawing(&name_of(i), &mut rng, draw);
         generate::fit_release(&mut file, opts.version);
         to_case(&file).map(|case| (file, case))
     };
-    // The first scenario the loader accepts shows whether both targets can run at all.
-    if let Some(Ok((_, case))) = (0..count).map(scenario).find(Result::is_ok) {
+    // The first scenario the loader accepts shows whether both targets can run at all, and
+    // what they declare: no External metric is drawn unless both read External metrics.
+    let mut draw = generate::Draw::ALL;
+    if let Some(Ok((_, case))) = (0..count)
+        .map(|i| scenario_drawing(i, draw))
+        .find(Result::is_ok)
+    {
         preflight(&case, [a, b], opts)?;
+        draw.external = [a, b].iter().all(|t| {
+            t.declared_features()
+                .is_none_or(|f| f.contains(&crate::case::features::Feature::ExternalMetrics))
+        });
+        if !draw.external {
+            eprintln!(
+                "fuzz: {} does not declare externalMetrics: no External metric is drawn",
+                [a, b]
+                    .iter()
+                    .filter(|t| t.declared_features().is_some_and(|f| {
+                        !f.contains(&crate::case::features::Feature::ExternalMetrics)
+                    }))
+                    .map(|t| t.name())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            );
+        }
     }
+    let scenario = |i: usize| scenario_drawing(i, draw);
     let progress = std::sync::Mutex::new(crate::cluster::progress::Progress::on_stderr(
         "fuzz",
         count,
@@ -477,4 +511,66 @@ fn consider(
 /// The scenario differs on every one of `RECHECKS + 1` runs.
 fn reproduces(case: &Case, a: &dyn Target, b: &dyn Target, opts: &RunOptions) -> bool {
     (0..=RECHECKS).all(|_| difference(case, a, b, opts).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn against_a_third_party_the_projects_own_side_is_the_truth() {
+        // A third party's trace never becomes the expectation by default (issue: fuzz wrote
+        // cases whose expectations were the third party's).
+        assert_eq!(default_truth("core", "exec:my-hpa/my-hpa"), "a");
+        assert_eq!(
+            default_truth(
+                "exec:adapters/upstream/bin/1.34.4/hpa-upstream-adapter",
+                "exec:x"
+            ),
+            "a"
+        );
+        // Both ours: upstream (b) is the truth, as before.
+        assert_eq!(
+            default_truth("core", "exec:adapters/upstream/bin/hpa-upstream-adapter"),
+            "b"
+        );
+        assert_eq!(default_truth("exec:a", "exec:b"), "b");
+        assert_eq!(
+            default_out(
+                "core",
+                "exec:adapters/upstream/bin/1.32.13/hpa-upstream-adapter"
+            ),
+            PathBuf::from("cases/regressions")
+        );
+        assert_eq!(
+            default_out("core", "exec:my-hpa"),
+            PathBuf::from("hpa-fuzz-findings")
+        );
+    }
+
+    #[test]
+    fn without_external_metrics_no_external_metric_is_drawn() {
+        let mut with = 0;
+        for i in 0..200 {
+            let file = generate::generate_drawing(
+                &format!("s{i}"),
+                &mut Rng::new(i),
+                generate::Draw { external: false },
+            );
+            assert!(
+                !serde_json::to_string(&file.hpa)
+                    .unwrap()
+                    .contains("External"),
+                "scenario {i} draws an External metric"
+            );
+            // The same state with every source allowed does draw some.
+            let all = generate(&format!("s{i}"), &mut Rng::new(i));
+            with += usize::from(
+                serde_json::to_string(&all.hpa)
+                    .unwrap()
+                    .contains("External"),
+            );
+        }
+        assert!(with > 0);
+    }
 }

@@ -26,6 +26,29 @@ pub struct ClaimContext {
     pub commit: Option<String>,
     /// The Kubernetes release judged (`--kubernetes-version`).
     pub kubernetes_version: hpa_reference::KubernetesVersion,
+    /// What the implementation declared in its `hello` (an `exec:` implementation).
+    pub hello: Option<crate::protocol::Hello>,
+    /// The reviewed expected failures (`--expected-failures`): case → why it differs.
+    pub expected_failures: Option<BTreeMap<String, String>>,
+}
+
+/// What an implementation declared in `hello`, as the statement repeats it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Declared<'a> {
+    kubernetes_version: Option<&'a str>,
+    levels: Option<&'a [String]>,
+    /// The features it has, as the harness read them (`memorySeeding: false` removed).
+    features: Vec<&'static str>,
+    memory_seeding: bool,
+    feature_gates: &'a BTreeMap<String, bool>,
+    many_cases: bool,
+}
+
+#[derive(Serialize)]
+struct Expected<'a> {
+    case: &'a str,
+    reason: &'a str,
 }
 
 #[derive(Serialize)]
@@ -54,7 +77,11 @@ struct Claim<'a> {
     statement: &'static str,
     corpus: Corpus,
     implementation: String,
-    target: &'a str,
+    /// The target without local paths: `exec:` and the program's file name with its arguments.
+    target: String,
+    /// What the implementation declared in `hello`, when it is an `exec:` implementation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    declared: Option<Declared<'a>>,
     /// The Kubernetes release whose expectations the implementation was judged against.
     kubernetes_version: &'static str,
     profile: Profile,
@@ -63,7 +90,40 @@ struct Claim<'a> {
     levels: Vec<Level>,
     folders: BTreeMap<String, Counts>,
     failed: Vec<&'a str>,
+    /// The failures the run was judged with (`--expected-failures`), each with why it differs
+    /// from upstream: only the failed cases the list names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expected_failures: Option<Vec<Expected<'a>>>,
     skipped: Vec<Skipped<'a>>,
+}
+
+/// A target as the statement names it: an `exec:` command's program by its file name (a local
+/// path means nothing to a reader elsewhere), its arguments kept; anything else as it is.
+pub fn public_target(target: &str) -> String {
+    let Some(command) = target.strip_prefix("exec:") else {
+        return target.to_string();
+    };
+    let mut words = command.split_whitespace();
+    let program = words.next().unwrap_or_default();
+    let name = Path::new(program)
+        .file_name()
+        .map_or_else(|| program.to_string(), |n| n.to_string_lossy().into_owned());
+    let args: Vec<String> = words
+        .map(|w| {
+            // An argument that is a path: its file name too.
+            if w.contains('/') && !w.starts_with('-') {
+                Path::new(w)
+                    .file_name()
+                    .map_or_else(|| w.to_string(), |n| n.to_string_lossy().into_owned())
+            } else {
+                w.to_string()
+            }
+        })
+        .collect();
+    std::iter::once(format!("exec:{name}"))
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[derive(Serialize)]
@@ -127,7 +187,15 @@ fn build<'a>(report: &'a RunReport, ctx: &'a ClaimContext) -> Claim<'a> {
             .implementation
             .clone()
             .unwrap_or_else(|| report.target.clone()),
-        target: &report.target,
+        target: public_target(&report.target),
+        declared: ctx.hello.as_ref().map(|h| Declared {
+            kubernetes_version: h.kubernetes_version.as_deref(),
+            levels: h.levels.as_deref(),
+            features: h.declared_features().iter().map(|f| f.as_str()).collect(),
+            memory_seeding: h.memory_seeding,
+            feature_gates: &h.feature_gates,
+            many_cases: h.many_cases,
+        }),
         kubernetes_version: ctx.kubernetes_version.name(),
         profile: report.profile,
         fixed_feature_gates: &ctx.fixed_gates,
@@ -147,6 +215,19 @@ fn build<'a>(report: &'a RunReport, ctx: &'a ClaimContext) -> Claim<'a> {
             .filter(|r| matches!(r.outcome, Outcome::Failed(_) | Outcome::Errored(_)))
             .map(|r| r.name.as_str())
             .collect(),
+        expected_failures: ctx.expected_failures.as_ref().map(|list| {
+            report
+                .results
+                .iter()
+                .filter(|r| matches!(r.outcome, Outcome::Failed(_) | Outcome::Errored(_)))
+                .filter_map(|r| {
+                    list.get_key_value(&r.name).map(|(case, reason)| Expected {
+                        case: case.as_str(),
+                        reason: reason.as_str(),
+                    })
+                })
+                .collect()
+        }),
         skipped: report
             .results
             .iter()
@@ -192,6 +273,34 @@ pub fn markdown(report: &RunReport, ctx: &ClaimContext) -> String {
         levels.join(" · "),
         c.summary.skipped
     );
+    if let Some(d) = &c.declared {
+        let _ = writeln!(
+            out,
+            "Declared in hello: Kubernetes {}, levels {}, features {}, gates {}.\n",
+            d.kubernetes_version
+                .map_or_else(|| "not stated".to_string(), crate::util::text::markdown),
+            d.levels.map_or_else(
+                || "all".to_string(),
+                |l| crate::util::text::markdown(&l.join(", "))
+            ),
+            if d.features.is_empty() {
+                "none".to_string()
+            } else {
+                d.features.join(", ")
+            },
+            if d.feature_gates.is_empty() {
+                "as asked".to_string()
+            } else {
+                crate::util::text::markdown(
+                    &d.feature_gates
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                )
+            }
+        );
+    }
     if !c.fixed_feature_gates.is_empty() {
         let gates: Vec<String> = c
             .fixed_feature_gates
@@ -213,6 +322,21 @@ pub fn markdown(report: &RunReport, ctx: &ClaimContext) -> String {
             n.failed,
             n.skipped
         );
+    }
+    if let Some(expected) = c.expected_failures.as_ref().filter(|e| !e.is_empty()) {
+        let _ = writeln!(
+            out,
+            "\nKnown differences from upstream ({}), reviewed:\n",
+            expected.len()
+        );
+        for e in expected {
+            let _ = writeln!(
+                out,
+                "- `{}`: {}",
+                crate::util::text::markdown(e.case),
+                crate::util::text::markdown(e.reason)
+            );
+        }
     }
     out
 }

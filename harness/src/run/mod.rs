@@ -741,10 +741,7 @@ pub const REJECTED_SKIP: &str = "the API server rejects this HPA before any cont
 fn check_rejected(case: &Case, want: &str, settings: &Settings) -> Option<Failure> {
     let errors = hpa_reference::validation::validate_hpa(
         &case.hpa,
-        hpa_reference::validation::ValidationOptions::of(
-            settings.version,
-            settings.gates.hpa_scale_to_zero,
-        ),
+        hpa_reference::validation::ValidationOptions::with_gates(settings.version, &settings.gates),
     );
     let name = case.hpa.metadata.name.as_deref().unwrap_or_default();
     let have = hpa_reference::validation::invalid_message(name, &errors);

@@ -130,6 +130,18 @@ pub trait Target: Send + Sync {
     fn take_late_failures(&self) -> Vec<exec::LateFailure> {
         Vec::new()
     }
+    /// Its last `hello` (an `exec:` implementation's; `None` for the project's in-process targets
+    /// or before any).
+    fn last_hello(&self) -> Option<crate::protocol::Hello> {
+        None
+    }
+    /// The features it declared in its last `hello` (`None`: every feature, or no `hello` yet).
+    /// `fuzz` draws no External metric for a target without `externalMetrics`.
+    fn declared_features(
+        &self,
+    ) -> Option<std::collections::BTreeSet<crate::case::features::Feature>> {
+        None
+    }
 }
 
 /// Whether a case expects the controller's memory after a tick (`expect.at[].memory`), so the

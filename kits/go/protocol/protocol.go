@@ -50,6 +50,10 @@ const (
 	// namespace/name), each with every pod of the namespace; the implementation keeps each HPA's
 	// memory apart and selects its pods by the scale's selector. Only ever declared.
 	FeatureSeveralHPAs = "severalHpas"
+	// FeatureExternalMetrics: the implementation reads External metrics
+	// (external.metrics.k8s.io). An implementation that lists features and not this one gets no
+	// case with an External metric (skipped with the reason) and no fuzzed External metric.
+	FeatureExternalMetrics = "externalMetrics"
 )
 
 // Envelope is any message's kind.

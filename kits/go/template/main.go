@@ -5,6 +5,10 @@
 //	go build -o bin/my-hpa ./template
 //	hpa-conformance run cases --target exec:bin/my-hpa
 //
+// If your autoscaler reads time.Now() (a fork of upstream's controller does), serve it in
+// synctest bubbles instead: main_test.go beside this file does, built as the package's test
+// binary (`go test -c -o bin/my-hpa ./template`); see kits/go/bubbles.go.
+//
 // As shipped it keeps the replica count within minReplicas..maxReplicas, so most cases fail:
 // that is the baseline a real implementation improves on.
 package main
@@ -36,6 +40,9 @@ func (implementation) Start(start *protocol.Start) (kit.Session, kit.Info, error
 	return &session{settings: start.Settings}, kit.Info{
 		Name:    "template",
 		Version: "0.1.0",
+		// The Kubernetes release whose HPA behaviour you implement: the harness judges you
+		// against that release's expectations (run with --kubernetes-version 1.37).
+		KubernetesVersion: "1.37",
 		// Declare what your implementation produces and can do (harness/PROTOCOL.md):
 		// levels replicas/status/full, features behavior/containerResource/memorySeeding
 		// (memoryReport needs a session implementing kit.MemoryReporter; severalHpas a session

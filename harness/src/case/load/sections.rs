@@ -494,10 +494,15 @@ pub(super) fn expectations(
     expectation_list(c, "expect", &file.expect, sync_period, latest)?;
     for (k, change) in file.changed_in.iter().enumerate() {
         let base = format!("changedIn[{k}].before");
-        if change.before.rejected.is_some() {
+        // A rejection's words may change between releases; whether it is rejected may not.
+        if change.before.rejected.is_some() != file.expect.rejected.is_some() {
             return Err(c.err(
                 &format!("{base}.rejected"),
-                "a change of a release expects ticks: a case rejected on some releases only is two cases",
+                if file.expect.rejected.is_some() {
+                    "the case expects a rejection: a change of a release gives the rejection's words before it (before.rejected), not ticks"
+                } else {
+                    "a change of a release expects ticks: a case rejected on some releases only is two cases"
+                },
             ));
         }
         expectation_list(c, &base, &change.before, sync_period, latest)?;

@@ -96,6 +96,8 @@ pub struct ExecTarget {
     idle: Pool,
     /// What kept processes did wrong after answering `ended` ([`Target::take_late_failures`]).
     late: Arc<Mutex<Vec<LateFailure>>>,
+    /// The last `hello` ([`Target::last_hello`], [`Target::declared_features`]).
+    hello: Arc<Mutex<Option<crate::protocol::Hello>>>,
 }
 
 type Pool = Arc<Mutex<Vec<Live>>>;
@@ -121,6 +123,7 @@ impl Clone for ExecTarget {
             timeout: self.timeout,
             idle: Pool::default(),
             late: Arc::default(),
+            hello: Arc::clone(&self.hello),
         }
     }
 }
@@ -137,6 +140,7 @@ impl ExecTarget {
             timeout,
             idle: Pool::default(),
             late: Arc::default(),
+            hello: Arc::default(),
         })
     }
 
@@ -650,6 +654,16 @@ impl Target for ExecTarget {
         GateSupport::PerCase
     }
 
+    fn declared_features(
+        &self,
+    ) -> Option<std::collections::BTreeSet<crate::case::features::Feature>> {
+        self.last_hello().map(|h| h.declared_features())
+    }
+
+    fn last_hello(&self) -> Option<crate::protocol::Hello> {
+        self.hello.lock().ok().and_then(|h| h.clone())
+    }
+
     fn take_late_failures(&self) -> Vec<LateFailure> {
         self.close_idle();
         self.late
@@ -705,6 +719,9 @@ impl Target for ExecTarget {
             self.late_failure(&live, "hello to the next case's start", answer.message);
         };
         live.plain_failures = false;
+        if let Ok(mut last) = self.hello.lock() {
+            *last = Some(hello.clone());
+        }
         if hello.protocol != PROTOCOL_VERSION {
             return Err(live.fail(
                 "at start",
