@@ -167,20 +167,23 @@ mutants *ARGS:
 [group('kit')]
 [doc("The Go kit's vet and tests; builds the template adapter (kits/go/bin/hpa-template)")]
 kit-test:
-    cd kits/go && GO=$(command -v go || echo /usr/local/go/bin/go) && $GO vet ./... && $GO test ./... && $GO build -o bin/hpa-template ./template
+    cd kits/go && GO=$(command -v go || echo /usr/local/go/bin/go) && $GO vet ./... && $GO test ./... && $GO build -o bin/hpa-template ./template && $GO test -c -o bin/hpa-template-bubbles ./template
 
-# The worked third-party example: github.com/jthomperoo/k8shorizmetrics on the kit.
+# The worked third-party example: github.com/jthomperoo/k8shorizmetrics on the kit, built twice:
+# plain (kit.Serve, its time.Now shifted per tick: WallClock) and served in synctest bubbles
+# (kit.ServeBubbles: virtual time.Now, the corpus in one process).
 [group('kit')]
 [doc("Build the worked third-party example (k8shorizmetrics on the kit)")]
 k8shorizmetrics:
-    cd adapters/k8shorizmetrics && GO=$(command -v go || echo /usr/local/go/bin/go) && $GO vet . && $GO build -o bin/hpa-k8shorizmetrics-adapter .
+    cd adapters/k8shorizmetrics && GO=$(command -v go || echo /usr/local/go/bin/go) && $GO vet . && $GO build -o bin/hpa-k8shorizmetrics-adapter . && $GO test -c -o bin/hpa-k8shorizmetrics-bubbles .
 
 # The corpus on k8shorizmetrics at profile replicas, against its reviewed expectations: fails when
-# the set of cases it fails changes (adapters/k8shorizmetrics/expectations.yaml).
+# the set of cases it fails changes (adapters/k8shorizmetrics/expectations.yaml); both builds.
 [group('kit')]
 [doc("The corpus on k8shorizmetrics at profile replicas, against its reviewed expectations")]
 k8shorizmetrics-corpus: k8shorizmetrics
     cargo run -q -p hpa-harness -- run cases --target exec:adapters/k8shorizmetrics/bin/hpa-k8shorizmetrics-adapter --profile replicas --expected-failures adapters/k8shorizmetrics/expectations.yaml
+    cargo run -q -p hpa-harness -- run cases --target exec:adapters/k8shorizmetrics/bin/hpa-k8shorizmetrics-bubbles --profile replicas --expected-failures adapters/k8shorizmetrics/expectations.yaml
 
 # --- kind: a real single-node cluster, built with no container registry (kind-config/README.md) ---
 # One node image per Kubernetes minor with pins in kind-config/versions/ (1.34, 1.36, 1.37); the

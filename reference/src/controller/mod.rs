@@ -73,6 +73,9 @@ pub struct Context {
     /// When each HPA is due for its next reconcile (wall clock: scheduling only). Its keys are the
     /// HPAs the controller knows (the `num_horizontal_pod_autoscalers` gauge counts them).
     due: Mutex<HashMap<String, std::time::Instant>>,
+    /// Each HPA's `metadata.generation` as the watch last delivered it: a new one is a spec
+    /// change ([`Context::updated`]).
+    generations: Mutex<HashMap<String, i64>>,
 }
 
 impl Context {
@@ -89,6 +92,7 @@ impl Context {
             selectors: Mutex::new(BTreeMap::new()),
             pods: pods::PodSource::List,
             due: Mutex::new(HashMap::new()),
+            generations: Mutex::new(HashMap::new()),
         }
     }
 }
@@ -115,6 +119,26 @@ impl Context {
         }
     }
 
+    /// Upstream's informer update handler: with `HPAGeneration` on (1.37), an HPA whose
+    /// `metadata.generation` changed — its spec changed — is reconciled at once (#138294); a
+    /// status-only update (the controller's own status write) keeps its schedule. The next
+    /// reconcile after it is then one sync period later. Without the gate every update keeps the
+    /// schedule, as upstream's rate-limited enqueue does.
+    pub fn updated(&self, key: &str, generation: Option<i64>, now: std::time::Instant) {
+        let Some(generation) = generation else { return };
+        let before = match self.generations.lock() {
+            Ok(mut g) => g.insert(key.to_string(), generation),
+            Err(_) => return,
+        };
+        if self.settings.gates.hpa_generation
+            && before.is_some_and(|b| b != generation)
+            && let Ok(mut due) = self.due.lock()
+        {
+            tracing::debug!(hpa = %key, generation, "spec changed: reconcile at once");
+            due.insert(key.to_string(), now);
+        }
+    }
+
     /// Upstream's queue schedule for `key` at `now`: `Some(wait)` while the HPA is not due (a new
     /// key becomes due one sync period after it is first seen); `None` when it is due, and then the
     /// next reconcile is booked one sync period from `now`.
@@ -137,6 +161,9 @@ impl Context {
         if let Ok(mut due) = self.due.lock() {
             due.remove(key);
             self.metrics.set_tracked(due.len());
+        }
+        if let Ok(mut generations) = self.generations.lock() {
+            generations.remove(key);
         }
         if let Ok(mut memory) = self.memory.lock() {
             memory.remove(key);
@@ -384,6 +411,38 @@ mod tests {
             Some(Duration::from_secs(10))
         );
         assert_eq!(ctx.not_yet("ns/web", t0 + period), None);
+    }
+
+    #[tokio::test]
+    async fn from_1_37_a_spec_change_is_reconciled_at_once_a_status_write_is_not() {
+        let ctx = context_of(crate::KubernetesVersion::V1_37);
+        let t0 = Instant::now();
+        let period = Duration::from_secs(15);
+        ctx.seen("ns/web", t0);
+        ctx.updated("ns/web", Some(1), t0);
+        assert_eq!(ctx.not_yet("ns/web", t0), None);
+        // The controller's own status write: same generation, the schedule holds.
+        ctx.updated("ns/web", Some(1), t0 + Duration::from_secs(1));
+        assert_eq!(
+            ctx.not_yet("ns/web", t0 + Duration::from_secs(5)),
+            Some(Duration::from_secs(10))
+        );
+        // A spec edit (generation 2) at t0+7: due at once, then a sync period after that.
+        ctx.updated("ns/web", Some(2), t0 + Duration::from_secs(7));
+        assert_eq!(ctx.not_yet("ns/web", t0 + Duration::from_secs(7)), None);
+        assert_eq!(
+            ctx.not_yet("ns/web", t0 + Duration::from_secs(8)),
+            Some(period - Duration::from_secs(1))
+        );
+        // Before 1.37 (no HPAGeneration) a spec edit keeps the schedule.
+        let old = context();
+        old.seen("ns/web", t0);
+        old.updated("ns/web", Some(1), t0);
+        old.updated("ns/web", Some(2), t0 + Duration::from_secs(3));
+        assert_eq!(
+            old.not_yet("ns/web", t0 + Duration::from_secs(3)),
+            Some(Duration::from_secs(12))
+        );
     }
 
     #[tokio::test]

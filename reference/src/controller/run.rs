@@ -168,8 +168,9 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
     ctx.pods = PodSource::Cache(cache);
     let ctx = Arc::new(ctx);
     // One HPA watch: every change of an HPA wakes the controller (`reconcile` itself keeps
-    // upstream's schedule: first reconcile one sync period after the watch delivers the new HPA,
-    // booked here as the event arrives; then every sync period), and a deleted HPA is forgotten.
+    // upstream's schedule: first reconcile one sync period after the watch delivers the new HPA —
+    // at once from 1.37 — booked here as the event arrives; then every sync period; from 1.37 a
+    // spec change, a new generation, at once), and a deleted HPA is forgotten.
     let (reader, writer) = reflector::store();
     let watched = ctx.clone();
     let trigger = reflector::reflector(writer, watcher(hpas, watcher::Config::default()))
@@ -180,7 +181,10 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
                 watched.forget(&key);
             }
             Ok(watcher::Event::Apply(hpa) | watcher::Event::InitApply(hpa)) => {
-                watched.seen(&super::key_of(hpa).0, std::time::Instant::now());
+                let key = super::key_of(hpa).0;
+                let now = std::time::Instant::now();
+                watched.seen(&key, now);
+                watched.updated(&key, hpa.metadata.generation, now);
             }
             _ => {}
         })
