@@ -603,13 +603,15 @@ fn a_report_that_cannot_be_written_is_an_error_exit(#[case] format: &str) {
     let err = String::from_utf8(err).expect("utf-8");
     assert!(err.starts_with("error: cannot write the output: "), "{err}");
 
-    // --report DIR: on a device, under a file, and a folder that is made.
-    let (code, _, err) = run(&["run", &case, "--format", format, "--report", "/dev/full"]);
+    // --report DIR: on a device, under a file (both refused before the run starts), and a
+    // folder that is made.
+    let (code, out, err) = run(&["run", &case, "--format", format, "--report", "/dev/full"]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("cannot write the report to /dev/full"),
+        err.contains("--report: cannot create the folder /dev/full"),
         "{err}"
     );
+    assert!(out.is_empty(), "nothing ran: {out}");
     let (code, _, err) = run(&[
         "run",
         &case,
