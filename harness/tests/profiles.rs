@@ -173,6 +173,17 @@ fn a_case_needing_an_undeclared_feature_is_skipped_by_name_with_the_field() {
         why.starts_with("the case needs containerResource (it sets hpa.spec.metrics[0])"),
         "{why}"
     );
+    // An External metric needs externalMetrics; its Object-metric twin needs nothing of it.
+    let external = one("cases/controller/ht-scaling-with-rules-01.yaml");
+    let (r, _) = run(&external, "--features behavior,memorySeeding", None);
+    let why = skipped(&r);
+    assert!(
+        why.starts_with("the case needs externalMetrics (it sets hpa.spec.metrics[0])"),
+        "{why}"
+    );
+    let twin = one("cases/controller/ht-scaling-with-rules-01-object.yaml");
+    let (r, _) = run(&twin, "--features behavior,memorySeeding", None);
+    assert_eq!(r.outcome, Outcome::Passed);
     // A case needing neither runs.
     let plain = one("cases/algorithm/docs-cpu-doubling.yaml");
     assert!(plain.features.is_empty(), "{:?}", plain.features);
@@ -421,7 +432,7 @@ fn memory_expectations_need_a_reported_memory_and_are_checked_exactly() {
     // Not declared (an absent list does not include memoryReport): skipped by name.
     let (r, _) = run(
         &case,
-        "--features behavior,containerResource,memorySeeding",
+        "--features behavior,containerResource,memorySeeding,externalMetrics",
         None,
     );
     assert!(
