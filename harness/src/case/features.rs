@@ -107,45 +107,30 @@ pub fn features_needed(
             format!("{}.spec.behavior", manifest_path(file, i)),
         ));
     }
-    let container = |h: &HorizontalPodAutoscaler| {
-        h.spec
-            .metrics
-            .iter()
-            .flatten()
-            .position(|m| m.type_ == "ContainerResource")
+    // The first metric of a type among the manifests: (manifest, metric index).
+    let first = |hpas: &mut dyn Iterator<Item = &HorizontalPodAutoscaler>, kind: &str| {
+        hpas.enumerate().find_map(|(i, h)| {
+            let m = h
+                .spec
+                .metrics
+                .iter()
+                .flatten()
+                .position(|m| m.type_ == kind)?;
+            Some((i, m))
+        })
     };
-    if let Some((i, m)) = manifests
-        .iter()
-        .enumerate()
-        .find_map(|(i, h)| container(h).map(|m| (i, m)))
-    {
+    if let Some((i, m)) = first(&mut manifests.iter(), "ContainerResource") {
         out.push((
             Feature::ContainerResource,
             format!("{}.spec.metrics[{m}]", manifest_path(file, i)),
         ));
     }
-    let external = |h: &HorizontalPodAutoscaler| {
-        h.spec
-            .metrics
-            .iter()
-            .flatten()
-            .position(|m| m.type_ == "External")
-    };
-    if let Some((i, m)) = manifests
-        .iter()
-        .enumerate()
-        .find_map(|(i, h)| external(h).map(|m| (i, m)))
-    {
+    if let Some((i, m)) = first(&mut manifests.iter(), "External") {
         out.push((
             Feature::ExternalMetrics,
             format!("{}.spec.metrics[{m}]", manifest_path(file, i)),
         ));
-    } else if let Some((k, m)) = file
-        .alongside
-        .iter()
-        .enumerate()
-        .find_map(|(k, a)| external(&a.hpa).map(|m| (k, m)))
-    {
+    } else if let Some((k, m)) = first(&mut file.alongside.iter().map(|a| &a.hpa), "External") {
         out.push((
             Feature::ExternalMetrics,
             format!("alongside[{k}].hpa.spec.metrics[{m}]"),
