@@ -185,6 +185,13 @@ k8shorizmetrics-corpus: k8shorizmetrics
     cargo run -q -p hpa-harness -- run cases --target exec:adapters/k8shorizmetrics/bin/hpa-k8shorizmetrics-adapter --profile replicas --expected-failures adapters/k8shorizmetrics/expectations.yaml
     cargo run -q -p hpa-harness -- run cases --target exec:adapters/k8shorizmetrics/bin/hpa-k8shorizmetrics-bubbles --profile replicas --expected-failures adapters/k8shorizmetrics/expectations.yaml
 
+# The second worked example, in Python from the protocol alone (no kit): adapters/python-minimal,
+# on the algorithm's and the docs' cases at profile replicas, against its reviewed expectations.
+[group('kit')]
+[doc("The Python worked example on cases/algorithm and cases/docs, against its reviewed expectations")]
+python-minimal-corpus:
+    cargo run -q -p hpa-harness -- run cases/algorithm cases/docs --target "exec:python3 adapters/python-minimal/hpa.py" --profile replicas --expected-failures adapters/python-minimal/expectations.yaml
+
 # --- kind: a real single-node cluster, built with no container registry (kind-config/README.md) ---
 # One node image per Kubernetes minor with pins in kind-config/versions/ (1.34, 1.36, 1.37); the
 # default is kind-config/versions/default (1.37). VERSION arguments, or KIND_K8S_VERSION=1.34 for
