@@ -27,6 +27,17 @@ pub(super) const METRIC_KINDS: [&str; 9] = [
     "container-cpu",
 ];
 
+/// [`METRIC_KINDS`] without the External ones (for an implementation without `externalMetrics`).
+const NO_EXTERNAL_KINDS: [&str; 7] = [
+    "cpu-utilization",
+    "cpu-average",
+    "memory-average",
+    "pods",
+    "object-value",
+    "object-average",
+    "container-cpu",
+];
+
 pub(super) fn metric_spec(kind: &str, rng: &mut Rng, edge: bool) -> (Value, String) {
     let (mut spec, key) = plain_metric_spec(kind, rng);
     if edge {
@@ -232,14 +243,10 @@ pub fn generate(name: &str, rng: &mut Rng) -> CaseFile {
 /// A random, valid scenario drawn from what `draw` allows (with [`Draw::ALL`], the scenario
 /// [`generate`] makes for the same generator state).
 pub fn generate_drawing(name: &str, rng: &mut Rng, draw: Draw) -> CaseFile {
-    let no_external: Vec<&str> = METRIC_KINDS
-        .into_iter()
-        .filter(|k| !k.starts_with("external"))
-        .collect();
     let kinds_drawn: &[&str] = if draw.external {
         &METRIC_KINDS
     } else {
-        &no_external
+        &NO_EXTERNAL_KINDS
     };
     // About a third of the scenarios draw edge values (crate::edges).
     let edge = rng.chance(0.35);

@@ -317,21 +317,19 @@ pub fn fuzz_jobs_with(
         .find(Result::is_ok)
     {
         preflight(&case, [a, b], opts)?;
-        draw.external = [a, b].iter().all(|t| {
-            t.declared_features()
-                .is_none_or(|f| f.contains(&crate::case::features::Feature::ExternalMetrics))
-        });
+        let lacking: Vec<String> = [a, b]
+            .iter()
+            .filter(|t| {
+                t.declared_features()
+                    .is_some_and(|f| !f.contains(&crate::case::features::Feature::ExternalMetrics))
+            })
+            .map(|t| t.name())
+            .collect();
+        draw.external = lacking.is_empty();
         if !draw.external {
             eprintln!(
                 "fuzz: {} does not declare externalMetrics: no External metric is drawn",
-                [a, b]
-                    .iter()
-                    .filter(|t| t.declared_features().is_some_and(|f| {
-                        !f.contains(&crate::case::features::Feature::ExternalMetrics)
-                    }))
-                    .map(|t| t.name())
-                    .collect::<Vec<_>>()
-                    .join(" and ")
+                lacking.join(" and ")
             );
         }
     }

@@ -140,7 +140,7 @@ pub trait Target: Send + Sync {
     fn declared_features(
         &self,
     ) -> Option<std::collections::BTreeSet<crate::case::features::Feature>> {
-        None
+        self.last_hello().map(|h| h.declared_features())
     }
 }
 

@@ -654,12 +654,6 @@ impl Target for ExecTarget {
         GateSupport::PerCase
     }
 
-    fn declared_features(
-        &self,
-    ) -> Option<std::collections::BTreeSet<crate::case::features::Feature>> {
-        self.last_hello().map(|h| h.declared_features())
-    }
-
     fn last_hello(&self) -> Option<crate::protocol::Hello> {
         self.hello.lock().ok().and_then(|h| h.clone())
     }
