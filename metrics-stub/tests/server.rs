@@ -752,6 +752,31 @@ async fn a_namespace_never_configured_has_no_data() {
     );
 }
 
+/// The readiness probes the cluster lane sends through the aggregator: one per group version
+/// served, each a 200 list for a namespace without a document.
+#[tokio::test]
+async fn the_probe_paths_answer_an_empty_list_for_every_group_version() {
+    let stub = start().await;
+    let probes = hpa_metrics_stub::discovery::probe_paths("hpa-conformance-system");
+    let served: Vec<&str> = probes.iter().map(|(gv, _)| gv.as_str()).collect();
+    assert_eq!(
+        served,
+        [
+            "metrics.k8s.io/v1beta1",
+            "custom.metrics.k8s.io/v1beta2",
+            "custom.metrics.k8s.io/v1beta1",
+            "external.metrics.k8s.io/v1beta1"
+        ]
+    );
+    for (gv, path) in &probes {
+        let reply = stub.get(path).await;
+        assert_eq!(reply.status, 200, "{gv}: {path}: {}", reply.body);
+        let body = reply.json();
+        assert_eq!(body["apiVersion"], gv.as_str(), "{path}");
+        assert_eq!(body["items"], serde_json::json!([]), "{path}");
+    }
+}
+
 #[tokio::test]
 async fn the_control_api() {
     let stub = start().await;

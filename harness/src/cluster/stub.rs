@@ -41,6 +41,7 @@ impl StubControl {
     /// Secret and checks the stub accepts it.
     pub async fn connect(client: &Client) -> KubeResult<StubControl> {
         ready(client).await?;
+        served_through_the_aggregator(client).await?;
         let secrets: Api<Secret> = Api::namespaced(client.clone(), SYSTEM_NAMESPACE);
         let secret = secrets.get(CONTROL_SECRET_NAME).await.map_err(|e| {
             format!(
@@ -124,6 +125,56 @@ impl StubControl {
             .await
             .map_err(|e| format!("reading the stub's request times: {e}"))?;
         serde_json::from_str(&text).map_err(|e| format!("the stub's request times: {e}"))
+    }
+}
+
+/// How long the metrics APIs get to answer through the aggregator.
+const AGGREGATOR_WAIT: Duration = Duration::from_secs(90);
+/// Consecutive rounds in which every metrics API must answer before t=0.
+const AGGREGATOR_STREAK: u32 = 3;
+
+/// Waits until the API server routes every metrics API the stub serves to the stub: each group
+/// version's probe (`hpa_metrics_stub::discovery::probe_paths`, in the stub's own namespace, which
+/// has no document) answers its empty list, [`AGGREGATOR_STREAK`] rounds in a row, a second apart.
+/// An APIService can be `Available` while the aggregator still answers `404 page not found` for
+/// its paths (seen on v1.37 right after the stub's Deployment rolled); a run that starts then sees
+/// every metric fail for its first ticks, so it fails here instead, naming the API and its answer.
+async fn served_through_the_aggregator(client: &Client) -> KubeResult<()> {
+    let probes = hpa_metrics_stub::discovery::probe_paths(SYSTEM_NAMESPACE);
+    let deadline = tokio::time::Instant::now() + AGGREGATOR_WAIT;
+    let mut streak = 0;
+    loop {
+        let mut failing = Vec::new();
+        for (group_version, path) in &probes {
+            let req = http::Request::get(path.as_str())
+                .body(Vec::new())
+                .map_err(|e| e.to_string())?;
+            match client.request_text(req).await {
+                Ok(text) if text.contains("\"items\"") => {}
+                Ok(text) => failing.push(format!(
+                    "{group_version} answered something else than a list: {}",
+                    text.chars().take(200).collect::<String>()
+                )),
+                Err(e) => failing.push(format!("{group_version}: {e}")),
+            }
+        }
+        if failing.is_empty() {
+            streak += 1;
+            if streak >= AGGREGATOR_STREAK {
+                return Ok(());
+            }
+        } else {
+            streak = 0;
+            if tokio::time::Instant::now() >= deadline {
+                return Err(format!(
+                    "the API server does not route the metrics APIs to the stub after {} s ({}); \
+                     see `kubectl get apiservices` and `just kind-stub`",
+                    AGGREGATOR_WAIT.as_secs(),
+                    failing.join("; ")
+                ));
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
 
