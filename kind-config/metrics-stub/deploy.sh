@@ -71,7 +71,7 @@ kubectl wait --for=condition=Available --timeout=180s \
 # matter (on v1.37 it answered `404 page not found` for every metrics API for about 20 s after
 # Available once, right after this Deployment rolled). Each group version's list in the stub's
 # namespace (no document there: an empty list) must answer, 3 rounds in a row (the lane checks
-# the same before its t=0: hpa_metrics_stub::discovery::probe_paths).
+# the same before its t=0: hpa_metrics_stub::control::probe_paths).
 probes=(
   /apis/metrics.k8s.io/v1beta1/namespaces/hpa-conformance-system/pods
   '/apis/custom.metrics.k8s.io/v1beta2/namespaces/hpa-conformance-system/pods/*/hpa-conformance-probe'

@@ -26,6 +26,33 @@ pub const CONTROL_SECRET_KEY: &str = "token";
 /// forwards a request, while other headers reach the stub as sent.
 pub const CONTROL_TOKEN_HEADER: &str = "x-hpa-metrics-stub-token";
 
+/// The metric name the readiness probes ask for (no namespace's document has it).
+pub const PROBE_METRIC: &str = "hpa-conformance-probe";
+
+/// One list path per group version the stub serves (`discovery`'s groups; a test there keeps the
+/// two lists equal), in `namespace`: what a client asks the API server to see that the aggregator
+/// routes every metrics API to the stub. A namespace without a document answers each with an
+/// empty list (200), so anything else means the request did not reach the stub (or the stub is
+/// not the one registered). Each is `(group/version, path)`.
+pub fn probe_paths(namespace: &str) -> Vec<(String, String)> {
+    let base = |gv: &str| format!("/apis/{gv}/namespaces/{namespace}");
+    [
+        ("metrics.k8s.io/v1beta1", "pods".to_string()),
+        (
+            "custom.metrics.k8s.io/v1beta2",
+            format!("pods/*/{PROBE_METRIC}"),
+        ),
+        (
+            "custom.metrics.k8s.io/v1beta1",
+            format!("pods/*/{PROBE_METRIC}"),
+        ),
+        ("external.metrics.k8s.io/v1beta1", PROBE_METRIC.to_string()),
+    ]
+    .into_iter()
+    .map(|(gv, rest)| (gv.to_string(), format!("{}/{rest}", base(gv))))
+    .collect()
+}
+
 /// The API server path that reaches the stub's control API for `namespace` through the service
 /// proxy (`PUT`/`GET`/`DELETE` there act on that namespace's document).
 pub fn control_proxy_path(namespace: &str) -> String {

@@ -81,29 +81,6 @@ pub fn serves(group_name: &str, version: &str) -> bool {
     group(group_name).is_some_and(|g| g.versions.contains(&version))
 }
 
-/// The metric name the readiness probes ask for (no namespace's document has it).
-pub const PROBE_METRIC: &str = "hpa-conformance-probe";
-
-/// One list path per group version the stub serves, in `namespace`: what a client asks the API
-/// server to see that the aggregator routes every metrics API to the stub. A namespace without a
-/// document answers each with an empty list (200), so anything else means the request did not
-/// reach the stub (or the stub is not the one registered). Each is `(group/version, path)`.
-pub fn probe_paths(namespace: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for g in GROUPS {
-        for v in g.versions {
-            let base = format!("/apis/{}/{v}/namespaces/{namespace}", g.name);
-            let path = match g.name {
-                RESOURCE_GROUP => format!("{base}/pods"),
-                CUSTOM_GROUP => format!("{base}/pods/*/{PROBE_METRIC}"),
-                _ => format!("{base}/{PROBE_METRIC}"),
-            };
-            out.push((format!("{}/{v}", g.name), path));
-        }
-    }
-    out
-}
-
 fn version_for_discovery(g: &Group, v: &str) -> GroupVersionForDiscovery {
     GroupVersionForDiscovery {
         group_version: format!("{}/{v}", g.name),
@@ -301,6 +278,31 @@ pub fn api_resource_list(group_name: &str, version: &str) -> Option<Reply> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lane's readiness probes (`control::probe_paths`) ask every group version served here,
+    /// once each, and nothing else.
+    #[test]
+    fn the_probes_cover_exactly_the_group_versions_served() {
+        let probed: Vec<String> = crate::control::probe_paths("ns")
+            .into_iter()
+            .map(|(gv, path)| {
+                assert!(
+                    path.starts_with(&format!("/apis/{gv}/namespaces/ns/")),
+                    "{path}"
+                );
+                gv
+            })
+            .collect();
+        let served: Vec<String> = GROUPS
+            .iter()
+            .flat_map(|g| g.versions.iter().map(move |v| format!("{}/{v}", g.name)))
+            .collect();
+        assert_eq!(probed, served);
+        for gv in &probed {
+            let (g, v) = gv.split_once('/').unwrap();
+            assert!(serves(g, v), "{gv}");
+        }
+    }
 
     #[test]
     fn negotiation_follows_the_accept_header_order() {

@@ -757,7 +757,7 @@ async fn a_namespace_never_configured_has_no_data() {
 #[tokio::test]
 async fn the_probe_paths_answer_an_empty_list_for_every_group_version() {
     let stub = start().await;
-    let probes = hpa_metrics_stub::discovery::probe_paths("hpa-conformance-system");
+    let probes = hpa_metrics_stub::control::probe_paths("hpa-conformance-system");
     let served: Vec<&str> = probes.iter().map(|(gv, _)| gv.as_str()).collect();
     assert_eq!(
         served,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use hpa_metrics_stub::control::{
     CONTROL_SECRET_KEY, CONTROL_SECRET_NAME, CONTROL_TOKEN_HEADER, ControlDocument, RequestTimes,
-    SERVICE_NAME, SERVICE_PORT_NAME, SYSTEM_NAMESPACE, control_proxy_path,
+    SERVICE_NAME, SERVICE_PORT_NAME, SYSTEM_NAMESPACE, control_proxy_path, probe_paths,
 };
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
@@ -134,13 +134,13 @@ const AGGREGATOR_WAIT: Duration = Duration::from_secs(90);
 const AGGREGATOR_STREAK: u32 = 3;
 
 /// Waits until the API server routes every metrics API the stub serves to the stub: each group
-/// version's probe (`hpa_metrics_stub::discovery::probe_paths`, in the stub's own namespace, which
+/// version's probe ([`probe_paths`], in the stub's own namespace, which
 /// has no document) answers its empty list, [`AGGREGATOR_STREAK`] rounds in a row, a second apart.
 /// An APIService can be `Available` while the aggregator still answers `404 page not found` for
 /// its paths (seen on v1.37 right after the stub's Deployment rolled); a run that starts then sees
 /// every metric fail for its first ticks, so it fails here instead, naming the API and its answer.
 async fn served_through_the_aggregator(client: &Client) -> KubeResult<()> {
-    let probes = hpa_metrics_stub::discovery::probe_paths(SYSTEM_NAMESPACE);
+    let probes = probe_paths(SYSTEM_NAMESPACE);
     let deadline = tokio::time::Instant::now() + AGGREGATOR_WAIT;
     let mut streak = 0;
     loop {
