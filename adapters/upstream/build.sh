@@ -13,7 +13,7 @@
 # holds that release's go.mod and go.sum (written by versions/gen.sh) and `overlay`, the files of
 # _overlay/ to add to upstream's package.
 #
-# Cached by its inputs: the hash of this script, the adapter's sources and the kit's protocol package and module files, the
+# Cached by its inputs: the hash of this script, the adapter's sources, the kit's package, its protocol package and module files, the
 # release's go.mod/go.sum/overlay, the overlay files it names and `go version` names a folder of
 # the cache, $HPA_ADAPTER_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/hpa-conformance/adapters),
 # <VERSION>-<hash>/; when it exists the build is skipped and bin/<VERSION>/ gets (hard links to)
@@ -90,9 +90,9 @@ inputs() {
     } | while read -r f; do
         echo "$(sha256sum <"$f" | cut -c1-64)  $f"
     done
-    # Of the kit, what the adapter compiles: its module files and the protocol package (the
-    # kit's serving code, tests and template are not part of the binary).
-    (cd "$kit" && { echo ./go.mod; echo ./go.sum; find ./protocol -name '*.go' ! -name '*_test.go'; } | LC_ALL=C sort | while read -r f; do
+    # Of the kit, what the adapter compiles: its module files, the kit's package (the adapter is
+    # served by kit.ServeBubbles) and the protocol package; not the tests or the template.
+    (cd "$kit" && { echo ./go.mod; echo ./go.sum; find . -maxdepth 1 -name '*.go' ! -name '*_test.go'; find ./protocol -name '*.go' ! -name '*_test.go'; } | LC_ALL=C sort | while read -r f; do
         echo "$(sha256sum <"$f" | cut -c1-64)  kits/go/${f#./}"
     done)
 }

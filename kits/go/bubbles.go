@@ -78,9 +78,9 @@ func ServeBubbles(t *testing.T, impl Implementation) {
 // ServeBubblesIO is ServeBubbles on in/out: until `stop` or the end of input, each case from its
 // `start` to its `end` runs in a fresh synctest bubble. In the bubble time.Now() is the tick's
 // instant: before each tick the bubble's clock is moved to it (timers due on the way fire, in
-// order), and after the session's Tick the kit waits until every goroutine of the bubble is
-// blocked again before it answers. hello always declares manyCases (a bubble keeps nothing of a
-// case) and never wallClock. At `end` (or `stop`) a session implementing Ender is ended; every
+// order), and after the session's Tick (or Decide) the kit waits until every goroutine of the
+// bubble is blocked again before it answers. hello declares manyCases (a bubble keeps nothing of
+// a case; Info.OneCasePerProcess takes it back) and never wallClock. At `end` (or `stop`) a session implementing Ender is ended; every
 // goroutine it started must return then, or synctest reports the bubble's blocked goroutines.
 func ServeBubblesIO(t *testing.T, in io.Reader, out io.Writer, impl Implementation) error {
 	// The input is read outside the bubbles, into a channel made outside them: a bubble's

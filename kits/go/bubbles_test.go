@@ -3,6 +3,7 @@ package kit
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -150,4 +151,79 @@ func flat(xs [][]string) []string {
 		out = append(out, strings.Join(x, "+"))
 	}
 	return out
+}
+
+// deciderHPA reads each tick itself (Decider), as adapters/upstream does with its own fakes.
+type deciderHPA struct{ info Info }
+
+type deciderSession struct{ seen *[]string }
+
+var decided []string
+
+func (h deciderHPA) Start(*protocol.Start) (Session, Info, error) {
+	return &deciderSession{seen: &decided}, h.info, nil
+}
+
+func (s *deciderSession) Tick(*World) error {
+	panic("a Decider's Tick is never called")
+}
+
+func (s *deciderSession) Decide(tick *protocol.Tick, message []byte) (protocol.Result, error) {
+	*s.seen = append(*s.seen, fmt.Sprintf("%s now=%s pods=%d raw-unchanged=%v",
+		tick.T, time.Now().UTC().Format("15:04:05"), len(tick.Pods), bytes.Contains(message, []byte(`"unchanged":["pods"]`))))
+	replicas := int32(len(tick.Pods))
+	return protocol.Result{Kind: "result", T: tick.T, ScaledTo: &replicas, Events: []protocol.Event{}}, nil
+}
+
+// deltaAt is atT(t) with the pods left out as unchanged.
+func deltaAt(t int) string {
+	msg := atT(t)
+	from := strings.Index(msg, `"pods":[`)
+	to := strings.Index(msg, `], "metrics":`)
+	return msg[:from] + `"unchanged":["pods"]` + msg[to+1:]
+}
+
+func TestServeBubblesHandsADeciderTheCompletedTickAndItsMessage(t *testing.T) {
+	decided = nil
+	in := strings.Join([]string{strings.ReplaceAll(start, "\n", ""), atT(0), deltaAt(15), `{"kind":"stop"}`}, "\n") + "\n"
+	var out bytes.Buffer
+	impl := deciderHPA{info: Info{Name: "decider", Version: "0", Levels: []string{protocol.LevelReplicas}}}
+	if err := ServeBubblesIO(t, strings.NewReader(in), &out, impl); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"0 now=00:00:00 pods=3 raw-unchanged=false", "15 now=00:00:15 pods=3 raw-unchanged=true"}
+	if strings.Join(decided, "; ") != strings.Join(want, "; ") {
+		t.Errorf("Decide saw %q, want %q", decided, want)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], `"scaledTo":3`) || !strings.Contains(lines[2], `"scaledTo":3`) {
+		t.Errorf("results are not Decide's: %s", out.String())
+	}
+	if !strings.Contains(lines[0], `"manyCases":true`) || !strings.Contains(lines[0], `"deltaTicks":true`) {
+		t.Errorf("hello in bubbles declares manyCases and deltaTicks: %s", lines[0])
+	}
+}
+
+func TestOneCasePerProcessAndFullTicksAreDeclaredAsAsked(t *testing.T) {
+	decided = nil
+	in := strings.Join([]string{strings.ReplaceAll(start, "\n", ""), `{"kind":"stop"}`}, "\n") + "\n"
+	var out bytes.Buffer
+	impl := deciderHPA{info: Info{Name: "decider", Version: "0", Levels: []string{protocol.LevelReplicas},
+		OneCasePerProcess: true, FullTicks: true}}
+	if err := ServeBubblesIO(t, strings.NewReader(in), &out, impl); err != nil {
+		t.Fatal(err)
+	}
+	if hello := out.String(); strings.Contains(hello, `"manyCases":true`) || strings.Contains(hello, `"deltaTicks":true`) {
+		t.Errorf("hello declares manyCases or deltaTicks though the implementation asked not to: %s", hello)
+	}
+}
+
+func TestADeciderCannotDeclareWallClock(t *testing.T) {
+	in := strings.ReplaceAll(start, "\n", "") + "\n"
+	var out bytes.Buffer
+	impl := deciderHPA{info: Info{Name: "decider", Version: "0", WallClock: true}}
+	err := Serve(strings.NewReader(in), &out, impl)
+	if err == nil || !strings.Contains(err.Error(), "cannot declare WallClock") {
+		t.Fatalf("want a refusal of WallClock for a Decider, got %v", err)
+	}
 }

@@ -55,6 +55,15 @@ type Info struct {
 	// Session (no package-level state), so every case starts as in a fresh process. The harness
 	// then starts far fewer processes (differential fuzzing runs many times faster).
 	ManyCases bool
+	// OneCasePerProcess: under ServeBubbles, do not declare manyCases (which ServeBubbles
+	// otherwise declares for every implementation, a bubble keeping nothing of a case), so the
+	// harness starts a process per case — only to compare the two (adapters/upstream's
+	// `--one-case-per-process`).
+	OneCasePerProcess bool
+	// FullTicks: hello does not declare deltaTicks, so every tick carries the HPA and the pods
+	// even when they did not change — only to compare the two (adapters/upstream's
+	// `--full-ticks`); the kit fills in a delta tick's fields either way.
+	FullTicks bool
 }
 
 // Implementation starts one session per case.
@@ -70,6 +79,19 @@ type Implementation interface {
 type Session interface {
 	// Tick decides one tick: read the world through w's clients, write through them.
 	Tick(w *World) error
+}
+
+// Decider is a Session that reads each tick itself instead of through a World: an
+// implementation that brings its own fakes and informers, such as a fork of upstream's
+// controller wired the way upstream's unit tests wire it (adapters/upstream is one). The kit
+// still does the protocol — hello, delta ticks completed from the previous tick, a bubble's
+// clock advanced to the tick's instant and settled after it, `end`, `stop` — and sends the
+// result Decide returns as it is (Result.Memory included, when start.reportMemory asked).
+// tick is complete; its HPA and pods are shared with the previous tick's, so copy what you
+// change. message is the line as it came, for fields the kit's types leave out. A Decider's
+// Tick(*World) is never called, and it cannot declare WallClock (the kit shifts no tick for it).
+type Decider interface {
+	Decide(tick *protocol.Tick, message []byte) (protocol.Result, error)
 }
 
 // MemoryReporter is a Session that can show its memory of the HPA (stored recommendations and
@@ -204,8 +226,11 @@ func (s *server) handle(line []byte) (next, error) {
 		}
 		if s.bubble {
 			// Each case has its own bubble: the process may always serve the next one.
-			info.ManyCases = true
+			info.ManyCases = !info.OneCasePerProcess
 			info.WallClock = false
+		}
+		if _, ok := session.(Decider); ok && info.WallClock {
+			return next{}, errors.New("start: a Decider session cannot declare WallClock (the kit shifts no tick for it)")
 		}
 		s.session, s.info = session, info
 		s.reportMemory = start.ReportMemory
@@ -250,6 +275,21 @@ func (s *server) tick(line []byte) (protocol.Result, error) {
 	}
 	kept := tick
 	s.prev = &kept
+	if d, ok := s.session.(Decider); ok {
+		if s.bubble {
+			if err := advanceBubbleClock(tick.Now); err != nil {
+				return protocol.Result{}, fmt.Errorf("tick %s: %w", tick.T, err)
+			}
+		}
+		result, err := d.Decide(&tick, line)
+		if err != nil {
+			return protocol.Result{}, fmt.Errorf("tick %s: %w", tick.T, err)
+		}
+		if s.bubble {
+			settleBubble()
+		}
+		return result, nil
+	}
 	// The session (and a wall-clock shift) get copies: the next tick may need these.
 	tick.HPA = tick.HPA.DeepCopy()
 	pods := make([]corev1.Pod, len(tick.Pods))
@@ -344,8 +384,9 @@ func hello(start *protocol.Start, info Info) protocol.Hello {
 		ManyCases:      info.ManyCases,
 		// The release it implements, as declared.
 		KubernetesVersion: info.KubernetesVersion,
-		// The kit fills in what a delta tick leaves out: every implementation on it takes them.
-		DeltaTicks: true,
+		// The kit fills in what a delta tick leaves out: every implementation on it takes them
+		// (unless it asks for complete ticks, to compare the two).
+		DeltaTicks: !info.FullTicks,
 	}
 }
 

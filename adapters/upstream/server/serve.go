@@ -2,15 +2,17 @@
 
 package server
 
+// The adapter as a session of the Go kit (upstreamHPA, session), and what a case's `start` sets
+// up: the feature gates (applyFeatureGates), kube-controller-manager's settings (resolve) and the
+// controller's memory in and out (toController, fromController).
+
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"runtime/debug"
-	"strings"
 	"testing/synctest"
 	"time"
 
@@ -19,17 +21,9 @@ import (
 	"k8s.io/component-base/featuregate"
 	"k8s.io/kubernetes/pkg/controller/podautoscaler"
 
+	kit "hpa-conformance/kits/go"
 	"hpa-conformance/kits/go/protocol"
 )
-
-// Epoch is the protocol's t = 0, which is also where a synctest bubble's clock starts.
-var Epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// Line is one line read from the harness, or the read error that ended the input.
-type Line struct {
-	Data []byte
-	Err  error
-}
 
 // fatalError ends the session: the adapter reports it on stderr and exits non-zero.
 type fatalError struct{ msg string }
@@ -70,229 +64,123 @@ var DeltaTicks = true
 // case, as before `end` existed; `just bench` compares both).
 var ManyCases = true
 
-// Outcome is how a case's session ended.
-type Outcome struct {
-	// Stopped: `stop` (or the end of input between cases): the process exits with status 0.
-	Stopped bool
-	// Ended names the case `end` ended: the controller's context is cancelled and its work
-	// queue shut down, so the bubble's goroutines end; the caller answers `ended` once the bubble
-	// is gone and serves the next case in a fresh one.
-	Ended string
+// upstreamHPA is the adapter as an implementation on the Go kit (kits/go): the kit speaks the
+// protocol and serves each case in its own testing/synctest bubble (kit.ServeBubbles, started
+// by TestServeStepProtocol); each case gets a fresh upstream controller with its fakes, which
+// reads every tick itself (kit.Decider) — the informers' store, the scale and metrics fakes —
+// rather than through the kit's World.
+type upstreamHPA struct {
+	logw io.Writer
 }
 
-// Serve runs one case's protocol session: it reads messages from lines (fed by a goroutine
-// outside the bubble), writes replies to out, and returns after `stop` or `end`. It must run
-// inside a synctest bubble whose clock has not advanced yet (the bubble's clock is the protocol's
-// virtual clock). afterCase says a case has ended before in this process: the end of input
-// before `start` is then no error (the harness is done with the process).
-func Serve(lines <-chan Line, out io.Writer, logw io.Writer, afterCase bool) (Outcome, error) {
-	if !time.Now().Equal(Epoch) {
-		return Outcome{}, fatalf("internal error: Serve must start in a fresh synctest bubble (clock at %s, not %s)", time.Now().UTC().Format(time.RFC3339Nano), Epoch.Format(time.RFC3339))
-	}
-	next := func() ([]byte, bool, error) {
-		for {
-			l, ok := <-lines
-			if !ok {
-				return nil, false, nil
-			}
-			if l.Err != nil {
-				if errors.Is(l.Err, io.EOF) {
-					return nil, false, nil
-				}
-				return nil, false, fatalf("reading stdin: %v", l.Err)
-			}
-			if len(strings.TrimSpace(string(l.Data))) == 0 {
-				continue
-			}
-			return l.Data, true, nil
-		}
-	}
-
-	// start → hello
-	data, ok, err := next()
+// Start builds the case's controller from start's gates and settings and says what it is.
+func (u upstreamHPA) Start(start *protocol.Start) (kit.Session, kit.Info, error) {
+	gates, h, ctx, cancel, err := begin(*start, u.logw)
 	if err != nil {
-		return Outcome{}, err
+		return nil, kit.Info{}, err
 	}
-	if !ok {
-		if afterCase {
-			return Outcome{Stopped: true}, nil
-		}
-		return Outcome{}, fatalf("stdin closed before `start`")
-	}
-	var env protocol.Envelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return Outcome{}, fatalf("first message is not valid JSON: %v", err)
-	}
-	if env.Kind == "stop" && afterCase {
-		return Outcome{Stopped: true}, nil
-	}
-	if env.Kind != "start" {
-		return Outcome{}, fatalf("expected `start`, got kind %q", env.Kind)
-	}
-	var start protocol.Start
-	if err := json.Unmarshal(data, &start); err != nil {
-		return Outcome{}, fatalf("bad `start` message: %v", err)
-	}
-	if start.Protocol != ProtocolVersion {
-		return Outcome{}, fatalf("unsupported protocol version %d (this adapter speaks %d)", start.Protocol, ProtocolVersion)
-	}
-	gates, h, ctx, cancel, err := begin(start, logw)
-	if err != nil {
-		return Outcome{}, err
-	}
-	defer cancel()
-
-	if err := WriteMessage(out, protocol.Hello{
-		Kind:           "hello",
-		Protocol:       ProtocolVersion,
-		Implementation: protocol.Implementation{Name: ImplementationName, Version: KubernetesVersion()},
-		FeatureGates:   gates,
-		MemorySeeding:  true,
-		Levels:         []string{"replicas", "status", "full"},
-		Features:       []string{"behavior", "containerResource", "memorySeeding", "memoryReport", "severalHpas", "externalMetrics"},
-		ManyCases:      ManyCases,
-		DeltaTicks:     DeltaTicks,
+	info := kit.Info{
+		Name:    ImplementationName,
+		Version: KubernetesVersion(),
 		// The release this binary was built from (v1.37.2): the harness judges it as that.
 		KubernetesVersion: KubernetesVersion(),
-	}); err != nil {
-		return Outcome{}, err
+		Levels:            []string{protocol.LevelReplicas, protocol.LevelStatus, protocol.LevelFull},
+		Features: []string{protocol.FeatureBehavior, protocol.FeatureContainerResource,
+			protocol.FeatureMemorySeeding, protocol.FeatureMemoryReport, protocol.FeatureSeveralHPAs,
+			protocol.FeatureExternalMetrics},
+		FeatureGates:      gates,
+		OneCasePerProcess: !ManyCases,
+		FullTicks:         !DeltaTicks,
 	}
-
-	seeded := false
-	// The case's previous tick, complete: what a delta tick leaves out comes from it.
-	var prev *protocol.Tick
-	for {
-		data, ok, err := next()
-		if err != nil {
-			return Outcome{}, err
-		}
-		if !ok {
-			return Outcome{}, fatalf("stdin closed before `stop`")
-		}
-		// One decoding of each message: a tick (by far the largest and most frequent message)
-		// decodes straight into its type, whose `kind` says what the message is; the small
-		// others are decoded again into theirs.
-		var tick protocol.Tick
-		if err := protocol.Decode(data, &tick); err != nil {
-			var env protocol.Envelope
-			if json.Unmarshal(data, &env) != nil {
-				return Outcome{}, fatalf("message is not valid JSON: %v", err)
-			}
-			if env.Kind == "tick" {
-				return Outcome{}, fatalf("bad `tick` message: %v", err)
-			}
-			tick.Kind = env.Kind
-		}
-		switch tick.Kind {
-		case "stop":
-			return Outcome{Stopped: true}, nil
-		case "end":
-			var end protocol.End
-			if err := json.Unmarshal(data, &end); err != nil {
-				return Outcome{}, fatalf("bad `end` message: %v", err)
-			}
-			// Everything of this case ends with the bubble: the controller's event broadcaster
-			// (on its context) and its work queue.
-			cancel()
-			h.ctrl.HPAAdapterShutdown()
-			// Before client-go v0.35 (Kubernetes 1.32–1.34) the work queue's goroutine notices
-			// the shutdown only at its next tick (every 500 ms): let a virtual second pass, or
-			// the bubble would end with that goroutine durably blocked (synctest panics).
-			time.Sleep(time.Second)
-			return Outcome{Ended: end.Case}, nil
-		case "tick":
-		default:
-			return Outcome{}, fatalf("unknown message kind %q", tick.Kind)
-		}
-
-		if err := tick.Complete(prev); err != nil {
-			return Outcome{}, fatalf("%v", err)
-		}
-		// Complete refuses a listed field without a previous tick.
-		samePods := tick.Lists(protocol.UnchangedPods)
-		prev = &tick
-		at, err := instant(&tick)
-		if err != nil {
-			return Outcome{}, err
-		}
-		// Advance the bubble's clock to the tick's instant. Every goroutine of the bubble (the
-		// controller's work queue and event broadcaster) runs the timers due on the way.
-		if now := time.Now(); at.Before(now) {
-			return Outcome{}, fatalf("tick %s at %s goes back in virtual time (already at %s)", string(tick.T), at.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
-		}
-		time.Sleep(at.Sub(time.Now()))
-		synctest.Wait()
-		if !time.Now().Equal(at) {
-			return Outcome{}, fatalf("internal error: virtual clock at %s, wanted %s", time.Now().UTC().Format(time.RFC3339Nano), at.Format(time.RFC3339Nano))
-		}
-
-		hpa := tick.HPA.DeepCopy()
-		if hpa.Namespace == "" {
-			hpa.Namespace = "default"
-		}
-		key := hpa.Namespace + "/" + hpa.Name
-		fault, err := readScaleUpdateFault(data, &tick)
-		if err != nil {
-			return Outcome{}, fatalf("tick %s: %v", string(tick.T), err)
-		}
-		if err := h.load(&tick, fault, hpa.Namespace, samePods); err != nil {
-			return Outcome{}, fatalf("tick %s: %v", string(tick.T), err)
-		}
-		h.ctrl.HPAAdapterTrack(hpa.Namespace, hpa.Name)
-		others := []string{}
-		for _, k := range tick.OtherHPAsSelectingPods {
-			if k != key {
-				others = append(others, k)
-			}
-		}
-		h.ctrl.HPAAdapterSetOtherHPAs(h.otherHPAs, others)
-		h.otherHPAs = others
-		if !seeded {
-			seeded = true
-			if start.Memory != nil {
-				h.ctrl.HPAAdapterSeedMemory(key, toController(start.Memory))
-			}
-		}
-
-		if err := reconcile(ctx, h, hpa, key); err != nil {
-			var fe fatalError
-			if errors.As(err, &fe) {
-				return Outcome{}, fmt.Errorf("tick %s: %w", string(tick.T), err)
-			}
-			// An error of the reconciliation itself: the real controller logs it and requeues.
-			fmt.Fprintf(logw, "t=%s: reconcile %s: %s\n", string(tick.T), key, oneLine(err.Error()))
-		}
-		synctest.Wait()
-
-		res := protocol.Result{Kind: "result", T: tick.T, ScaledTo: h.scaledTo, Events: h.events}
-		if h.status != nil {
-			res.Status = protocol.Status(*h.status)
-		} else {
-			res.Status = protocol.Status(tick.HPA.Status)
-		}
-		if res.Events == nil {
-			res.Events = []protocol.Event{}
-		}
-		if start.ReportMemory {
-			res.Memory = fromController(h.ctrl.HPAAdapterReadMemory(key))
-		}
-		if err := WriteMessage(out, res); err != nil {
-			return Outcome{}, err
-		}
-	}
+	return &session{h: h, ctx: ctx, cancel: cancel, memory: start.Memory, reportMemory: start.ReportMemory, logw: u.logw}, info, nil
 }
 
-// WriteMessage writes one protocol message as a JSON line.
-func WriteMessage(out io.Writer, v interface{}) error {
-	b, err := protocol.Encode(v)
+// session is one case: upstream's controller, the context its goroutines run on, and whether
+// start's memory has been given to it yet.
+type session struct {
+	h            *harness
+	ctx          context.Context
+	cancel       context.CancelFunc
+	memory       *protocol.Memory
+	seeded       bool
+	reportMemory bool
+	logw         io.Writer
+}
+
+// Tick is never called: the kit hands a Decider the tick itself.
+func (s *session) Tick(*kit.World) error {
+	return fatalf("internal error: the kit called Tick on a Decider")
+}
+
+// Decide loads the tick into the fakes and the informers' store, runs one reconciliation of
+// upstream's controller at the tick's instant (the bubble's clock, which the kit has advanced),
+// and returns what the controller wrote.
+func (s *session) Decide(tick *protocol.Tick, message []byte) (protocol.Result, error) {
+	h := s.h
+	hpa := tick.HPA.DeepCopy()
+	if hpa.Namespace == "" {
+		hpa.Namespace = "default"
+	}
+	key := hpa.Namespace + "/" + hpa.Name
+	fault, err := readScaleUpdateFault(message, tick)
 	if err != nil {
-		return fatalf("encoding %T: %v", v, err)
+		return protocol.Result{}, err
 	}
-	b = append(b, '\n')
-	if _, err := out.Write(b); err != nil {
-		return fatalf("writing stdout: %v", err)
+	// Pods a delta tick left out as unchanged are in the informer's store already.
+	if err := h.load(tick, fault, hpa.Namespace, tick.Lists(protocol.UnchangedPods)); err != nil {
+		return protocol.Result{}, err
 	}
-	return nil
+	h.ctrl.HPAAdapterTrack(hpa.Namespace, hpa.Name)
+	others := []string{}
+	for _, k := range tick.OtherHPAsSelectingPods {
+		if k != key {
+			others = append(others, k)
+		}
+	}
+	h.ctrl.HPAAdapterSetOtherHPAs(h.otherHPAs, others)
+	h.otherHPAs = others
+	if !s.seeded {
+		s.seeded = true
+		if s.memory != nil {
+			h.ctrl.HPAAdapterSeedMemory(key, toController(s.memory))
+		}
+	}
+
+	if err := reconcile(s.ctx, h, hpa, key); err != nil {
+		var fe fatalError
+		if errors.As(err, &fe) {
+			return protocol.Result{}, err
+		}
+		// An error of the reconciliation itself: the real controller logs it and requeues.
+		fmt.Fprintf(s.logw, "t=%s: reconcile %s: %s\n", string(tick.T), key, oneLine(err.Error()))
+	}
+	// What the reconcile set going in the controller's goroutines settles before the answer.
+	synctest.Wait()
+
+	res := protocol.Result{Kind: "result", T: tick.T, ScaledTo: h.scaledTo, Events: h.events}
+	if h.status != nil {
+		res.Status = protocol.Status(*h.status)
+	} else {
+		res.Status = protocol.Status(tick.HPA.Status)
+	}
+	if res.Events == nil {
+		res.Events = []protocol.Event{}
+	}
+	if s.reportMemory {
+		res.Memory = fromController(h.ctrl.HPAAdapterReadMemory(key))
+	}
+	return res, nil
+}
+
+// End stops the case's controller: its event broadcaster (on its context) and its work queue
+// end, so the case's bubble can end.
+func (s *session) End() {
+	s.cancel()
+	s.h.ctrl.HPAAdapterShutdown()
+	// Before client-go v0.35 (Kubernetes 1.32–1.34) the work queue's goroutine notices the
+	// shutdown only at its next tick (every 500 ms): let a virtual second pass, or the bubble
+	// would end with that goroutine durably blocked (synctest panics).
+	time.Sleep(time.Second)
 }
 
 // begin applies a `start` message: the feature gates (returning the values in effect) and the
@@ -315,18 +203,6 @@ func reconcile(ctx context.Context, h *harness, hpa *autoscalingv2.HorizontalPod
 		}
 	}()
 	return h.ctrl.HPAAdapterReconcile(ctx, hpa, key)
-}
-
-// instant is the tick's virtual instant: `now` when given, else t = 0 + `t` seconds.
-func instant(t *protocol.Tick) (time.Time, error) {
-	if !t.Now.IsZero() {
-		return t.Now.UTC(), nil
-	}
-	var secs float64
-	if err := json.Unmarshal(t.T, &secs); err != nil {
-		return time.Time{}, fatalf("tick without `now` and with a bad `t` %q: %v", string(t.T), err)
-	}
-	return Epoch.Add(seconds(secs)), nil
 }
 
 // resolve checks start's settings (absent ones took kube-controller-manager's defaults when
