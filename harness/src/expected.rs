@@ -142,6 +142,7 @@ mod tests {
             alongside: Vec::new(),
             elapsed: Duration::ZERO,
             diagnostics: None,
+            posed: None,
         }
     }
 

@@ -498,12 +498,17 @@ fn run_on_cluster(
     if args.plan_only {
         let plans = crate::cluster::plan_all(&cases, &opts, &run_opts);
         let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-        let mut runs = 0;
+        let (mut runs, mut fresh) = (0, 0);
         for (case, p) in cases.iter().zip(&plans) {
             match p {
-                Ok(()) => {
+                Ok(None) => {
                     runs += 1;
                     let _ = writeln!(out, "run   {}", case.path.display());
+                }
+                Ok(Some(posed)) => {
+                    runs += 1;
+                    fresh += 1;
+                    let _ = writeln!(out, "run   {}: {posed}", case.path.display());
                 }
                 Err(r) => {
                     let _ = writeln!(out, "skip  {}: {r}", case.path.display());
@@ -520,7 +525,7 @@ fn run_on_cluster(
         }
         let _ = writeln!(
             out,
-            "{runs} of {} cases run on the cluster; skipped:",
+            "{runs} of {} cases run on the cluster ({fresh} of them from a fresh start the core shows gives the same trace); skipped:",
             cases.len()
         );
         for (r, n) in &reasons {

@@ -8,6 +8,8 @@
 //!   in-cluster stub (`metrics-stub/`);
 //! - [`progress`]: a status line on a terminal, plain lines otherwise;
 //! - [`rbac`]: least privilege of a deployed controller, from the API server's audit log;
+//! - [`seed`]: a case whose start a cluster cannot pose (seeded memory, a status on 1.37) runs from
+//!   a fresh start when the core shows that start does not matter;
 //! - [`check`]: the case's expectations over the samples, with a timing tolerance of one sync
 //!   period plus a stated margin.
 
@@ -18,6 +20,7 @@ pub mod plan;
 pub mod progress;
 pub mod rbac;
 pub mod scale;
+pub mod seed;
 pub mod stub;
 
 use std::collections::BTreeMap;
@@ -180,21 +183,39 @@ fn result(
     CaseResult::of(case, outcome, trace, started, None)
 }
 
-/// What the lane would do with each case, without a cluster: `Ok(())` to run it, or the reason
-/// it is skipped.
+/// What the lane would do with each case, without a cluster: `Ok` to run it (with how it is
+/// posed when not as written, [`crate::run::CaseResult::posed`]), or the reason it is skipped.
 pub fn plan_all(
     cases: &[Case],
     opts: &ClusterOptions,
     run_opts: &RunOptions,
-) -> Vec<Result<(), String>> {
+) -> Vec<Result<Option<String>, String>> {
     cases
         .iter()
-        .map(|case| {
-            resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts)
-                .and_then(|s| plan::plan(case, &s, &opts.settings))
-                .map(|_| ())
-        })
+        .map(|case| posed_plan(case, opts, run_opts).map(|(_, posed)| posed.map(|(_, why)| why)))
         .collect()
+}
+
+/// How the lane poses a case: its plan, and — when it starts from what a cluster cannot pose
+/// (seeded memory; a starting status on a release that reconciles a new HPA at once) and the core
+/// shows that start does not matter ([`seed`]) — the fresh copy that runs instead, with why; or
+/// the reason the case is skipped. Such a case is first planned from its fresh start, so a reason
+/// that has nothing to do with its start comes first.
+fn posed_plan(
+    case: &Case,
+    opts: &ClusterOptions,
+    run_opts: &RunOptions,
+) -> Result<(plan::Plan, Option<(Case, String)>), String> {
+    let settings = resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts)?;
+    let unposable = seed::Unposable::of(case, opts.settings.version);
+    if case.file.expect.rejected.is_some() || unposable.none() {
+        return plan::plan(case, &settings, &opts.settings).map(|p| (p, None));
+    }
+    let fresh = seed::fresh(case, unposable);
+    let settings = resolve_settings(&fresh, GateSupport::Fixed(opts.gates), run_opts)?;
+    let p = plan::plan(&fresh, &settings, &opts.settings)?;
+    let why = seed::shown_irrelevant(case, &fresh, unposable, run_opts)?;
+    Ok((p, Some((fresh, why))))
 }
 
 /// Which HPA controller the run tests, for the target's description, after checking its flags
@@ -280,10 +301,8 @@ async fn run_all_async(
     let mut runnable = Vec::new();
     for (i, case) in cases.iter().enumerate() {
         let at = Instant::now();
-        let planned = resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts)
-            .and_then(|s| plan::plan(case, &s, &opts.settings));
-        match planned {
-            Ok(p) => runnable.push((i, p)),
+        match posed_plan(case, opts, run_opts) {
+            Ok((p, posed)) => runnable.push((i, p, posed)),
             Err(reason) => {
                 results.insert(i, result(case, Outcome::Skipped(reason), Vec::new(), at));
             }
@@ -320,8 +339,11 @@ async fn run_all_async(
     let permits = Arc::new(tokio::sync::Semaphore::new(opts.parallel.max(1)));
     let tolerance = opts.tolerance();
     let mut tasks = tokio::task::JoinSet::new();
-    for (i, plan) in runnable {
-        let case = cases[i].clone();
+    for (i, plan, posed) in runnable {
+        let (case, posed) = match posed {
+            Some((fresh, why)) => (fresh, Some(why)),
+            None => (cases[i].clone(), None),
+        };
         let client = client.clone();
         let stub = stub.clone();
         let settings = opts.settings.clone();
@@ -407,6 +429,8 @@ async fn run_all_async(
                     r
                 }
             };
+            let mut r = r;
+            r.posed = posed;
             if let Ok(mut p) = progress.lock() {
                 p.finish(&r.name, word(&r.outcome), r.elapsed.as_secs_f64());
             }

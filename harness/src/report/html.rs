@@ -261,6 +261,9 @@ fn case_section(r: &CaseResult, case: Option<&Case>, out: &mut String) {
     if let Some(t) = super::truncation(r) {
         let _ = writeln!(out, "<p class=\"truncated\">truncated: {}</p>", escape(&t));
     }
+    if let Some(p) = &r.posed {
+        let _ = writeln!(out, "<p class=\"posed\">posed: {}</p>", escape(p));
+    }
     if let Some(d) = &r.diagnostics {
         let _ = writeln!(
             out,

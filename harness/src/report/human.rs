@@ -131,6 +131,9 @@ pub fn render(report: &RunReport) -> String {
             }
         }
         truncated_text(r, &mut out);
+        if let Some(p) = &r.posed {
+            let _ = writeln!(out, "    posed: {}", visible_line(p));
+        }
         if let Some(d) = &r.diagnostics {
             let _ = writeln!(out, "    stderr of the implementation (last lines):");
             lines(&mut out, "      ", d.lines());

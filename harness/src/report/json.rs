@@ -33,6 +33,9 @@ struct JsonCase<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     alongside: &'a [crate::run::AlongsideTrace],
     diagnostics: Option<&'a str>,
+    /// How the case was posed when not as its file says (`CaseResult::posed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    posed: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -118,6 +121,7 @@ pub fn write(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
                 trace: &r.trace,
                 alongside: &r.alongside,
                 diagnostics: r.diagnostics.as_deref(),
+                posed: r.posed.as_deref(),
             })
             .collect(),
         bad_input: report

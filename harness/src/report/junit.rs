@@ -60,6 +60,9 @@ pub fn render(report: &RunReport) -> String {
         if let Some(d) = &r.diagnostics {
             tc.set_system_err(xml_safe(d));
         }
+        if let Some(p) = &r.posed {
+            tc.set_system_out(xml_safe(&format!("posed: {p}")));
+        }
         suite.add_test_case(tc);
     }
     for e in &report.bad_input {

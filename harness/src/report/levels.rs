@@ -52,6 +52,7 @@ mod tests {
             alongside: Vec::new(),
             elapsed: Duration::ZERO,
             diagnostics: None,
+            posed: None,
         }
     }
 

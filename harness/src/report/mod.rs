@@ -121,3 +121,46 @@ pub mod exit {
     /// Nothing ran: no case file found, none matched `--filter`, or every case was skipped.
     pub const NOTHING_RAN: i32 = 3;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A case the cluster lane posed otherwise than written says so in every report format.
+    #[test]
+    fn how_a_case_was_posed_is_in_every_format() {
+        let mut r = CaseResult::of(
+            &crate::case::load::load_case(
+                &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../cases/algorithm/tolerance-band-no-change.yaml"),
+            )
+            .unwrap(),
+            Outcome::Passed,
+            Vec::new(),
+            std::time::Instant::now(),
+            None,
+        );
+        r.posed = Some("from a fresh start, without a seeded memory <shown>".into());
+        let report = RunReport {
+            target: "cluster".into(),
+            results: vec![r],
+            bad_input: Vec::new(),
+            profile: crate::profile::Profile::Full,
+            notes: Default::default(),
+        };
+        assert!(
+            human::render(&report)
+                .contains("    posed: from a fresh start, without a seeded memory <shown>")
+        );
+        let json: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+        assert_eq!(
+            json["cases"][0]["posed"],
+            "from a fresh start, without a seeded memory <shown>"
+        );
+        assert!(
+            junit::render(&report)
+                .contains("posed: from a fresh start, without a seeded memory &lt;shown&gt;")
+        );
+        assert!(html::render(&report, &[]).contains("<p class=\"posed\">posed: from a fresh start, without a seeded memory &lt;shown&gt;</p>"));
+    }
+}

@@ -85,6 +85,10 @@ pub struct CaseResult {
     /// What the implementation said for people (e.g. the tail of its stderr) when its case
     /// failed and the failure does not already show it.
     pub diagnostics: Option<String>,
+    /// How the case was posed when that differs from its file, and why that shows the same
+    /// (e.g. the cluster lane ran it without its seeded memory, which the core showed not to
+    /// change the trace); `None`: as written.
+    pub posed: Option<String>,
 }
 
 impl CaseResult {
@@ -105,6 +109,7 @@ impl CaseResult {
             alongside: Vec::new(),
             elapsed: started.elapsed(),
             diagnostics,
+            posed: None,
         }
     }
 }
