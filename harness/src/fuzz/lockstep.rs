@@ -52,10 +52,10 @@ pub(super) enum Lockstep {
 /// Why a lockstep run stopped early with something to report.
 pub(super) enum Ended {
     /// A target failed (it is `a`), why, and its result.
-    Failed(bool, String, CaseResult),
+    Failed(bool, String, Box<CaseResult>),
     /// The traces of the tick differ: the difference and each target's result, with its trace
     /// of that tick.
-    Differs((i64, String), CaseResult, CaseResult),
+    Differs(Box<Run>),
 }
 
 /// Runs a scenario on both targets in lockstep over one world: each tick's snapshot goes to
@@ -126,14 +126,14 @@ pub(super) fn lockstep(case: &Case, a: &dyn Target, b: &dyn Target, opts: &RunOp
             Ok(o) => o,
             Err(e) => {
                 let (why, r) = failed(a, e.message, sa.diagnostics());
-                return ControlFlow::Break(Some(Ended::Failed(true, why, r)));
+                return ControlFlow::Break(Some(Ended::Failed(true, why, Box::new(r))));
             }
         };
         let ob = match sb.tick(&snapshot) {
             Ok(o) => o,
             Err(e) => {
                 let (why, r) = failed(b, e.message, sb.diagnostics());
-                return ControlFlow::Break(Some(Ended::Failed(false, why, r)));
+                return ControlFlow::Break(Some(Ended::Failed(false, why, Box::new(r))));
             }
         };
         if oa.scaled_to != ob.scaled_to || oa.status != ob.status || oa.events != ob.events {
@@ -152,7 +152,12 @@ pub(super) fn lockstep(case: &Case, a: &dyn Target, b: &dyn Target, opts: &RunOp
                     let ra = result(passed(), vec![ta], None);
                     let rb = result(passed(), vec![tb], None);
                     match compare(&ra, &rb, a, b, Profile::Full) {
-                        Some(found) => ControlFlow::Break(Some(Ended::Differs(found, ra, rb))),
+                        Some(found) => ControlFlow::Break(Some(Ended::Differs(Box::new(Run {
+                            difference: Some(found),
+                            failed: None,
+                            a: ra,
+                            b: rb,
+                        })))),
                         None => ControlFlow::Break(None),
                     }
                 }
@@ -169,15 +174,8 @@ pub(super) fn lockstep(case: &Case, a: &dyn Target, b: &dyn Target, opts: &RunOp
     match ended {
         ControlFlow::Continue(()) if finished => Lockstep::Agreed,
         ControlFlow::Continue(()) | ControlFlow::Break(None) => Lockstep::Undecided,
-        ControlFlow::Break(Some(Ended::Failed(side_a, why, r))) => differed(why, r, side_a),
-        ControlFlow::Break(Some(Ended::Differs(found, ra, rb))) => {
-            Lockstep::Differed(Box::new(Run {
-                difference: Some(found),
-                failed: None,
-                a: ra,
-                b: rb,
-            }))
-        }
+        ControlFlow::Break(Some(Ended::Failed(side_a, why, r))) => differed(why, *r, side_a),
+        ControlFlow::Break(Some(Ended::Differs(run))) => Lockstep::Differed(run),
     }
 }
 
