@@ -8,19 +8,6 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Runs the CLI in process: (exit code, stdout, stderr).
-fn run(args: &[String]) -> (i32, String, String) {
-    let mut argv = vec!["hpa-conformance".to_string()];
-    argv.extend(args.iter().cloned());
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = hpa_harness::cli::main(&argv, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8_lossy(&out).into_owned(),
-        String::from_utf8_lossy(&err).into_owned(),
-    )
-}
-
 #[test]
 fn every_smoke_case_runs_on_the_default_x5_cluster_and_a_seeded_one_from_a_fresh_start() {
     let list = std::fs::read_to_string(root().join("kind-config/smoke.txt")).unwrap();
@@ -32,6 +19,7 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_and_a_seeded_one_from_a_fresh
         .collect();
     assert!(cases.len() >= 20, "{} smoke cases", cases.len());
     let mut args: Vec<String> = [
+        "hpa-conformance",
         "run",
         "--target",
         "cluster",
@@ -45,7 +33,9 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_and_a_seeded_one_from_a_fresh
     .map(|s| s.to_string())
     .collect();
     args.extend(cases.iter().cloned());
-    let (code, out, err) = run(&args);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = hpa_harness::cli::main(&args, &mut out, &mut err);
+    let (out, err) = (String::from_utf8_lossy(&out), String::from_utf8_lossy(&err));
     assert_eq!(code, 0, "{out}{err}");
     let skipped: Vec<&str> = out.lines().filter(|l| l.starts_with("skip")).collect();
     assert!(

@@ -211,8 +211,8 @@ fn posed_plan(
     if case.file.expect.rejected.is_some() || unposable.none() {
         return plan::plan(case, &settings, &opts.settings).map(|p| (p, None));
     }
+    // Leaving out memory or a status changes no gate or flag: the settings are the case's.
     let fresh = seed::fresh(case, unposable);
-    let settings = resolve_settings(&fresh, GateSupport::Fixed(opts.gates), run_opts)?;
     let p = plan::plan(&fresh, &settings, &opts.settings)?;
     let why = seed::shown_irrelevant(case, &fresh, unposable, run_opts)?;
     Ok((p, Some((fresh, why))))

@@ -111,7 +111,7 @@ pub fn shown_irrelevant(
 
 /// The first difference the lane could see between two runs of a case, in words.
 fn difference(seeded: &CaseResult, fresh: &CaseResult) -> Option<String> {
-    for (r, what) in [(seeded, "as written"), (fresh, "without the seed")] {
+    for (r, what) in [(seeded, "as written"), (fresh, "from a fresh start")] {
         match &r.outcome {
             Outcome::Passed | Outcome::Failed(_) => {}
             Outcome::Skipped(why) => return Some(format!("the core skips the case {what}: {why}")),
