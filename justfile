@@ -232,24 +232,28 @@ kind-check:
 
 # The smoke corpus (kind-config/smoke.txt) on the kind cluster's HPA controller, in parallel
 # namespaces; the cluster must run kind-config/cluster-x<SCALE>.yaml (x5: `just kind-up cluster-x5.yaml`).
-# Judged at the release the cluster runs (--kubernetes-version, asked of its API server).
-# Reports in target/kind-smoke/ (report.json, junit.xml).
+# Judged at the release the cluster runs (--kubernetes-version, asked of its API server). A case that
+# needs other controller flags runs on the controller restarted with them, put back afterwards
+# (--reconfigure-controller: the cluster is the project's own). Reports in target/kind-smoke/.
 [group('kind')]
 [doc("The smoke corpus (kind-config/smoke.txt) on the kind cluster's HPA controller")]
 kind-smoke SCALE="5" *ARGS:
     cargo run -q -p hpa-harness -- run --target cluster --kubeconfig .cache/kind/kubeconfig \
         --kubernetes-version $(kind-config/scripts/cluster-version.sh) \
-        --time-scale {{SCALE}} --feature-gates HPAScaleToZero=true --report target/kind-smoke {{ARGS}} \
+        --time-scale {{SCALE}} --feature-gates HPAScaleToZero=true --reconfigure-controller \
+        --report target/kind-smoke {{ARGS}} \
         $(grep -v '^#' kind-config/smoke.txt | grep .)
 
 # The whole corpus on the kind cluster (cases a cluster cannot pose are skipped with the reason),
-# judged at the release the cluster runs. Reports in target/kind-test/.
+# judged at the release the cluster runs; cases that need other controller flags run in groups, the
+# controller restarted with each group's flags and put back afterwards. Reports in target/kind-test/.
 [group('kind')]
 [doc("The whole corpus on the kind cluster (what a cluster cannot pose is skipped)")]
 kind-test SCALE="5" *ARGS:
     cargo run -q --release -p hpa-harness -- run --target cluster --kubeconfig .cache/kind/kubeconfig \
         --kubernetes-version $(kind-config/scripts/cluster-version.sh) \
-        --time-scale {{SCALE}} --feature-gates HPAScaleToZero=true --report target/kind-test {{ARGS}} cases
+        --time-scale {{SCALE}} --feature-gates HPAScaleToZero=true --reconfigure-controller \
+        --report target/kind-test {{ARGS}} cases
 
 # What CI runs on kind, each on a fresh time-scaled cluster removed afterwards whatever the result:
 # 1. kube-controller-manager's HPA controller: the metrics stub, the reference's API validation

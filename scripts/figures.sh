@@ -55,9 +55,9 @@ echo "The plan of \`just kind-test\` (no cluster needed): which cases run on a c
 echo "and why the others are skipped (docs/kind.md)."
 echo
 echo '```'
-echo "\$ hpa-conformance run cases --target cluster --plan-only --time-scale 5 --feature-gates HPAScaleToZero=true | sed -n '/cases run on the cluster/,\$p'"
-harness run cases --target cluster --plan-only --time-scale 5 --feature-gates HPAScaleToZero=true 2>&1 \
-  | sed -n '/cases run on the cluster/,$p'
+echo "\$ hpa-conformance run cases --target cluster --plan-only --time-scale 5 --feature-gates HPAScaleToZero=true --reconfigure-controller | sed -n '/^settings groups/,\$p'"
+harness run cases --target cluster --plan-only --time-scale 5 --feature-gates HPAScaleToZero=true --reconfigure-controller 2>&1 \
+  | sed -n '/^settings groups/,$p'
 echo '```'
 echo
 echo "## The justfile"

@@ -1,6 +1,7 @@
 //! The kind smoke corpus (`kind-config/smoke.txt`, what CI runs on kind) is what the lane can pose
-//! on the default ×5 cluster: `--plan-only` runs every case of it, none skipped, and the case that
-//! seeds memory shown not to matter is posed from a fresh start.
+//! on the default ×5 cluster with `--reconfigure-controller` (as CI runs it): `--plan-only` runs
+//! every case of it, none skipped; the case that seeds memory shown not to matter is posed from a
+//! fresh start, and the case that needs its own flag runs on the controller reconfigured.
 
 use std::path::PathBuf;
 
@@ -9,7 +10,7 @@ fn root() -> PathBuf {
 }
 
 #[test]
-fn every_smoke_case_runs_on_the_default_x5_cluster_and_a_seeded_one_from_a_fresh_start() {
+fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_reconfigured() {
     let list = std::fs::read_to_string(root().join("kind-config/smoke.txt")).unwrap();
     let cases: Vec<String> = list
         .lines()
@@ -28,6 +29,7 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_and_a_seeded_one_from_a_fresh
         "5",
         "--feature-gates",
         "HPAScaleToZero=true",
+        "--reconfigure-controller",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -44,7 +46,7 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_and_a_seeded_one_from_a_fresh
     );
     assert!(
         out.contains(&format!(
-            "{n} of {n} cases run on the cluster (1 of them from a fresh start",
+            "{n} of {n} cases run on the cluster (1 of them posed as the cluster can",
             n = cases.len()
         )),
         "{out}"
@@ -54,7 +56,77 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_and_a_seeded_one_from_a_fresh
         .find(|l| l.contains("direction-reversal-no-scale.yaml"))
         .unwrap();
     assert!(
-        fresh.contains("from a fresh start, without a seeded memory"),
+        fresh.contains(": without a seeded memory (a running controller cannot be given one)"),
         "{fresh}"
     );
+    // One group besides the cluster's own flags, and its case says so.
+    let groups: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("settings groups"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(groups.len(), 2, "{out}");
+    assert!(
+        groups.iter().any(|g| g
+            .trim()
+            .starts_with("1  --horizontal-pod-autoscaler-cpu-initialization-period=2s")),
+        "{groups:?}"
+    );
+    let flag = out
+        .lines()
+        .find(|l| l.contains("docs-cpu-initialization-period-flag.yaml"))
+        .unwrap();
+    assert!(
+        flag.contains("on the controller reconfigured with the case's flags"),
+        "{flag}"
+    );
+}
+
+/// Without `--reconfigure-controller` nothing is reconfigured: a case whose flag matters is
+/// skipped with the flags it needs and how to run it, and a case whose flags the core shows do not
+/// matter runs with the cluster's.
+#[test]
+fn without_reconfiguring_a_flag_that_matters_is_a_skip_that_says_how_to_run_it() {
+    let case = |p: &str| root().join("cases").join(p).display().to_string();
+    let args: Vec<String> = [
+        "hpa-conformance",
+        "run",
+        "--target",
+        "cluster",
+        "--plan-only",
+        "--time-scale",
+        "5",
+        "--feature-gates",
+        "HPAScaleToZero=true",
+        &case("docs/docs-cpu-initialization-period-flag.yaml"),
+        &case("docs/docs-sync-period-flag.yaml"),
+        &case("calculator/rc-calculate-requests-container-sum-fallback.yaml"),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = hpa_harness::cli::main(&args, &mut out, &mut err);
+    let out = String::from_utf8_lossy(&out);
+    assert_eq!(code, 0, "{out}");
+    let line = |name: &str| out.lines().find(|l| l.contains(name)).unwrap().to_string();
+    let flag = line("docs-cpu-initialization-period-flag.yaml");
+    assert!(flag.starts_with("skip"), "{flag}");
+    assert!(
+        flag.contains("with the case's flags, --horizontal-pod-autoscaler-cpu-initialization-period=2s, it runs: --reconfigure-controller"),
+        "{flag}"
+    );
+    let sync = line("docs-sync-period-flag.yaml");
+    assert!(
+        sync.starts_with("skip")
+            && sync.contains("needs --horizontal-pod-autoscaler-sync-period 30 s, but the cluster's controller runs with 15 s (at time scale 5)"),
+        "{sync}"
+    );
+    let posed = line("rc-calculate-requests-container-sum-fallback.yaml");
+    assert!(
+        posed.starts_with("run") && posed.contains("with the cluster's controller flags"),
+        "{posed}"
+    );
+    assert!(out.contains("1 of 3 cases run on the cluster"), "{out}");
 }

@@ -286,6 +286,14 @@ pub struct ClusterArgs {
     /// `--target cluster`: only say which cases would run and why the others are skipped.
     #[arg(long)]
     plan_only: bool,
+    /// `--target cluster`: run cases that need other controller flags than the cluster's (a CPU
+    /// initialization period, a readiness delay, a sync period …) in groups, restarting the
+    /// controller with each group's flags and putting it back afterwards. Known controllers:
+    /// kube-controller-manager on a kind node (its static pod manifest), a Deployment labelled
+    /// as the HPA controller (its args); any other is refused. Without it such cases run with the
+    /// cluster's flags where the core shows that changes nothing, else are skipped.
+    #[arg(long)]
+    reconfigure_controller: bool,
 }
 
 /// Reports what the target noticed after a case was over ([`Target::take_late_failures`]: a
@@ -470,6 +478,7 @@ fn run_on_cluster(
         gates,
         margin: Duration::from_secs_f64(margin),
         parallel: args.parallel,
+        reconfigure: args.reconfigure_controller,
     };
     let paths = if paths.is_empty() {
         vec![PathBuf::from("cases")]
@@ -498,17 +507,29 @@ fn run_on_cluster(
     if args.plan_only {
         let plans = crate::cluster::plan_all(&cases, &opts, &run_opts);
         let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-        let (mut runs, mut fresh) = (0, 0);
+        let mut groups: BTreeMap<String, usize> = BTreeMap::new();
+        let (mut runs, mut posed) = (0, 0);
         for (case, p) in cases.iter().zip(&plans) {
             match p {
-                Ok(None) => {
+                Ok(planned) => {
                     runs += 1;
-                    let _ = writeln!(out, "run   {}", case.path.display());
-                }
-                Ok(Some(posed)) => {
-                    runs += 1;
-                    fresh += 1;
-                    let _ = writeln!(out, "run   {}: {posed}", case.path.display());
+                    let group = if planned.reconfigured.is_empty() {
+                        "the cluster's own flags".to_string()
+                    } else {
+                        planned.reconfigured.join(" ")
+                    };
+                    *groups.entry(group).or_default() += 1;
+                    match &planned.posed {
+                        None => {
+                            let _ = writeln!(out, "run   {}", case.path.display());
+                        }
+                        Some(why) => {
+                            if planned.reconfigured.is_empty() {
+                                posed += 1;
+                            }
+                            let _ = writeln!(out, "run   {}: {why}", case.path.display());
+                        }
+                    }
                 }
                 Err(r) => {
                     let _ = writeln!(out, "skip  {}: {r}", case.path.display());
@@ -525,7 +546,14 @@ fn run_on_cluster(
         }
         let _ = writeln!(
             out,
-            "{runs} of {} cases run on the cluster ({fresh} of them from a fresh start the core shows gives the same trace); skipped:",
+            "settings groups (the controller restarted for each but the first):"
+        );
+        for (g, n) in &groups {
+            let _ = writeln!(out, "  {n:4}  {g}");
+        }
+        let _ = writeln!(
+            out,
+            "{runs} of {} cases run on the cluster ({posed} of them posed as the cluster can, the core showing the same trace); skipped:",
             cases.len()
         );
         for (r, n) in &reasons {

@@ -441,6 +441,9 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
             note(m.case, m.timeline[m.applied], &mut unregistered);
             m.applied += 1;
         }
+        // A count set at t = 0 is the count the case starts from, as in the virtual run (whose
+        // first tick sees it): the workload is created with it.
+        m.observed.initial = m.world.replicas();
         let (labels, spec) = m.world.pod_template();
         k::create_workload(
             c,

@@ -8,8 +8,11 @@
 //!   in-cluster stub (`metrics-stub/`);
 //! - [`progress`]: a status line on a terminal, plain lines otherwise;
 //! - [`rbac`]: least privilege of a deployed controller, from the API server's audit log;
-//! - [`seed`]: a case whose start a cluster cannot pose (seeded memory, a status on 1.37) runs from
-//!   a fresh start when the core shows that start does not matter;
+//! - [`seed`]: a case a cluster cannot pose as written (seeded memory, a status on 1.37, scale-up
+//!   limit constants, the cluster's flags) runs posed as it can be when the core shows that does
+//!   not matter;
+//! - [`reconfigure`]: with `--reconfigure-controller`, cases run in groups by the controller flags
+//!   they need, the controller restarted with each group's flags and put back afterwards;
 //! - [`check`]: the case's expectations over the samples, with a timing tolerance of one sync
 //!   period plus a stated margin.
 
@@ -19,6 +22,7 @@ pub mod lane;
 pub mod plan;
 pub mod progress;
 pub mod rbac;
+pub mod reconfigure;
 pub mod scale;
 pub mod seed;
 pub mod stub;
@@ -53,6 +57,9 @@ pub struct ClusterOptions {
     pub margin: Duration,
     /// Cases run at once (each in its own namespace).
     pub parallel: usize,
+    /// Reconfigure the controller for cases that need other flags than the cluster's
+    /// (`--reconfigure-controller`; [`reconfigure`]), instead of posing them with the cluster's.
+    pub reconfigure: bool,
 }
 
 /// The lane could not run at all.
@@ -183,39 +190,172 @@ fn result(
     CaseResult::of(case, outcome, trace, started, None)
 }
 
-/// What the lane would do with each case, without a cluster: `Ok` to run it (with how it is
-/// posed when not as written, [`crate::run::CaseResult::posed`]), or the reason it is skipped.
+/// What the lane would do with one case, planned without a cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    /// How it is posed when not as written ([`crate::run::CaseResult::posed`]).
+    pub posed: Option<String>,
+    /// The controller flags it runs with, where they are not the cluster's (`--name=value`).
+    pub reconfigured: Vec<String>,
+}
+
+/// What the lane would do with each case, without a cluster: how it runs, or the reason it is
+/// skipped.
 pub fn plan_all(
     cases: &[Case],
     opts: &ClusterOptions,
     run_opts: &RunOptions,
-) -> Vec<Result<Option<String>, String>> {
+) -> Vec<Result<Planned, String>> {
     cases
         .iter()
-        .map(|case| posed_plan(case, opts, run_opts).map(|(_, posed)| posed.map(|(_, why)| why)))
+        .map(|case| {
+            posed_plan(case, opts, run_opts).map(|p| Planned {
+                reconfigured: p.flags.differences(&opts.settings),
+                posed: p.posed_why(&opts.settings),
+            })
+        })
         .collect()
 }
 
-/// How the lane poses a case: its plan, and — when it starts from what a cluster cannot pose
-/// (seeded memory; a starting status on a release that reconciles a new HPA at once) and the core
-/// shows that start does not matter ([`seed`]) — the fresh copy that runs instead, with why; or
-/// the reason the case is skipped. Such a case is first planned from its fresh start, so a reason
-/// that has nothing to do with its start comes first.
-fn posed_plan(
+/// How the lane runs one case.
+#[derive(Debug, Clone)]
+struct Posed {
+    /// Its plan.
+    plan: plan::Plan,
+    /// The copy that runs instead when the case cannot be posed as written, and why it shows the
+    /// same ([`seed`]).
+    fresh: Option<(Case, String)>,
+    /// The controller flags it runs with: the cluster's, or with `--reconfigure-controller` the
+    /// case's own.
+    flags: ClusterSettings,
+}
+
+impl Posed {
+    /// The result's [`crate::run::CaseResult::posed`]: the posed copy's reason and the
+    /// reconfigured flags, when either applies.
+    fn posed_why(&self, cluster: &ClusterSettings) -> Option<String> {
+        let flags = self.flags.differences(cluster);
+        let mut parts = Vec::new();
+        if !flags.is_empty() {
+            parts.push(format!(
+                "on the controller reconfigured with the case's flags {} (at time scale {})",
+                flags.join(" "),
+                cluster.time_scale
+            ));
+        }
+        if let Some((_, why)) = &self.fresh {
+            parts.push(why.clone());
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+/// How the lane poses a case: its plan, the controller flags it runs with and — when it cannot be
+/// posed as written ([`seed::Unposable`]: seeded memory, a starting status on a release that
+/// reconciles a new HPA at once, scale-up limit constants, flags other than the cluster's when the
+/// run does not reconfigure) and the core shows that does not matter ([`seed`]) — the copy that
+/// runs instead, with why; or the reason the case is skipped. Such a case is planned from its
+/// posed copy first, so a reason that has nothing to do with what was changed comes first.
+fn posed_plan(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Result<Posed, String> {
+    let settings = resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts)?;
+    if case.file.expect.rejected.is_some() {
+        return plan::plan(case, &settings, &opts.settings).map(|plan| Posed {
+            plan,
+            fresh: None,
+            flags: opts.settings.clone(),
+        });
+    }
+    let need = plan::needed(&settings, &opts.settings)?;
+    let what = seed::Unposable::of(case, opts.settings.version);
+    if need.same_flags(&opts.settings) {
+        return pose(case, &settings, what, need, opts, run_opts);
+    }
+    if need.sync_period == opts.settings.sync_period {
+        // Other flags than the cluster's: first with the cluster's, where the core shows they
+        // change nothing (no restart needed); else on the controller reconfigured, if allowed.
+        let as_cluster = seed::Unposable {
+            flags: true,
+            ..what
+        };
+        match pose(
+            case,
+            &settings,
+            as_cluster,
+            opts.settings.clone(),
+            opts,
+            run_opts,
+        ) {
+            Ok(p) => return Ok(p),
+            Err(e) if !opts.reconfigure => {
+                // The hint only where reconfiguring would run it: else the reason is another.
+                return Err(
+                    match pose(case, &settings, what, need.clone(), opts, run_opts) {
+                        Ok(_) => format!(
+                            "{e}; with the case's flags, {}, it runs: --reconfigure-controller runs it on the controller reconfigured",
+                            need.differences(&opts.settings).join(" ")
+                        ),
+                        Err(other) => other,
+                    },
+                );
+            }
+            Err(_) => {}
+        }
+    } else if !opts.reconfigure {
+        return Err(format!(
+            "needs --horizontal-pod-autoscaler-sync-period {} s, but the cluster's controller runs with {} s{}: --reconfigure-controller runs it on the controller reconfigured",
+            settings.sync_period.as_secs_f64(),
+            opts.settings.case_sync_period(),
+            scale_words(opts.settings.time_scale)
+        ));
+    }
+    pose(case, &settings, what, need, opts, run_opts)
+}
+
+/// The case posed on a controller with `flags`: as written when `what` changes nothing, else the
+/// copy without `what` when the core shows the same trace ([`seed`]).
+fn pose(
     case: &Case,
+    settings: &hpa_reference::Settings,
+    what: seed::Unposable,
+    flags: ClusterSettings,
     opts: &ClusterOptions,
     run_opts: &RunOptions,
-) -> Result<(plan::Plan, Option<(Case, String)>), String> {
-    let settings = resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts)?;
-    let unposable = seed::Unposable::of(case, opts.settings.version);
-    if case.file.expect.rejected.is_some() || unposable.none() {
-        return plan::plan(case, &settings, &opts.settings).map(|p| (p, None));
+) -> Result<Posed, String> {
+    if what.none() {
+        return plan::plan(case, settings, &flags).map(|plan| Posed {
+            plan,
+            fresh: None,
+            flags,
+        });
     }
-    // Leaving out memory or a status changes no gate or flag: the settings are the case's.
-    let fresh = seed::fresh(case, unposable);
-    let p = plan::plan(&fresh, &settings, &opts.settings)?;
-    let why = seed::shown_irrelevant(case, &fresh, unposable, run_opts)?;
-    Ok((p, Some((fresh, why))))
+    let fresh = seed::fresh(case, what, &opts.settings);
+    let fresh_settings = resolve_settings(&fresh, GateSupport::Fixed(opts.gates), run_opts)?;
+    let plan = plan::plan(&fresh, &fresh_settings, &flags)?;
+    let why = seed::shown_irrelevant(case, &fresh, what, run_opts)?;
+    Ok(Posed {
+        plan,
+        fresh: Some((fresh, why)),
+        flags,
+    })
+}
+
+fn scale_words(n: u32) -> String {
+    if n > 1 {
+        format!(" (at time scale {n})")
+    } else {
+        String::new()
+    }
+}
+
+/// The HPA controller under test.
+#[derive(Debug, Clone, PartialEq)]
+enum Under {
+    /// kube-controller-manager's.
+    ControllerManager,
+    /// A Deployment's (`namespace/name`), kube-controller-manager's HPA controller off.
+    Deployment(String),
+    /// Not known: kube-controller-manager's flags are not visible, or no controller is labelled.
+    Unknown,
 }
 
 /// Which HPA controller the run tests, for the target's description, after checking its flags
@@ -225,30 +365,38 @@ async fn controller_under_test(
     client: &::kube::Client,
     settings: &ClusterSettings,
     gates: &hpa_reference::FeatureGates,
-) -> Result<String, ClusterError> {
+) -> Result<(String, Under), ClusterError> {
     let kcm = match kube::controller_manager_args(client).await {
         Some(args) => {
             plan::check_controller_manager(&args, settings, gates).map_err(ClusterError::Connect)?
         }
         None => {
-            return Ok(
+            return Ok((
                 " — kube-controller-manager's flags not visible: settings not checked".into(),
-            );
+                Under::Unknown,
+            ));
         }
     };
     if kcm {
-        return Ok(" — controller: kube-controller-manager".into());
+        return Ok((
+            " — controller: kube-controller-manager".into(),
+            Under::ControllerManager,
+        ));
     }
     let others = kube::replacement_controllers(client).await;
     match others.as_slice() {
-        [] => Ok(
+        [] => Ok((
             " — kube-controller-manager's HPA controller is off and no Deployment is labelled \
                  as the HPA controller: settings not checked"
                 .into(),
-        ),
+            Under::Unknown,
+        )),
         [(name, args)] => {
             plan::check_controller(name, args, settings, gates).map_err(ClusterError::Connect)?;
-            Ok(format!(" — controller: Deployment {name}"))
+            Ok((
+                format!(" — controller: Deployment {name}"),
+                Under::Deployment(name.clone()),
+            ))
         }
         many => Err(ClusterError::Connect(format!(
             "more than one HPA controller is deployed ({}): they would fight over every HPA",
@@ -302,7 +450,7 @@ async fn run_all_async(
     for (i, case) in cases.iter().enumerate() {
         let at = Instant::now();
         match posed_plan(case, opts, run_opts) {
-            Ok((p, posed)) => runnable.push((i, p, posed)),
+            Ok(p) => runnable.push((i, p)),
             Err(reason) => {
                 results.insert(i, result(case, Outcome::Skipped(reason), Vec::new(), at));
             }
@@ -310,10 +458,42 @@ async fn run_all_async(
     }
     let (client, context) = connect(opts).await?;
     let mut description = opts.describe(&context);
-    description.push_str(&controller_under_test(&client, &opts.settings, &opts.gates).await?);
+    let (controller, under) = controller_under_test(&client, &opts.settings, &opts.gates).await?;
+    description.push_str(&controller);
     if runnable.is_empty() {
         return Ok((description, results.into_values().collect()));
     }
+    // The settings groups: the cluster's own flags first, then each other set of flags.
+    let mut groups: Vec<(ClusterSettings, Vec<(usize, Posed)>)> =
+        vec![(opts.settings.clone(), Vec::new())];
+    for (i, p) in runnable {
+        match groups.iter_mut().find(|(g, _)| g.same_flags(&p.flags)) {
+            Some((_, members)) => members.push((i, p)),
+            None => groups.push((p.flags.clone(), vec![(i, p)])),
+        }
+    }
+    groups.retain(|(_, members)| !members.is_empty());
+    let reconfigured = groups.iter().any(|(g, _)| !g.same_flags(&opts.settings));
+    let known = if reconfigured {
+        let deployment = match &under {
+            Under::ControllerManager => None,
+            Under::Deployment(name) => Some(name.as_str()),
+            Under::Unknown => {
+                return Err(ClusterError::Connect(
+                    "--reconfigure-controller: the controller under test is not one the lane knows how to reconfigure (kube-controller-manager on a kind node, or a Deployment labelled as the HPA controller)".into(),
+                ));
+            }
+        };
+        Some(
+            reconfigure::known(&client, deployment)
+                .await
+                .map_err(|e| ClusterError::Connect(format!("--reconfigure-controller: {e}")))?,
+        )
+    } else {
+        None
+    };
+    description.push_str(&groups_words(&groups, &opts.settings));
+
     kube::ensure_sim_node(&client)
         .await
         .map_err(ClusterError::Connect)?;
@@ -334,119 +514,21 @@ async fn run_all_async(
         }
     });
 
-    let total = runnable.len();
+    let total: usize = groups.iter().map(|(_, m)| m.len()).sum();
     let progress = Arc::new(std::sync::Mutex::new(progress::Progress::stderr(total)));
-    let permits = Arc::new(tokio::sync::Semaphore::new(opts.parallel.max(1)));
-    let tolerance = opts.tolerance();
-    let mut tasks = tokio::task::JoinSet::new();
-    for (i, plan, posed) in runnable {
-        let (case, posed) = match posed {
-            Some((fresh, why)) => (fresh, Some(why)),
-            None => (cases[i].clone(), None),
-        };
-        let client = client.clone();
-        let stub = stub.clone();
-        let settings = opts.settings.clone();
-        let permits = Arc::clone(&permits);
-        let progress = Arc::clone(&progress);
-        let ns = namespace_for(&case, &run_id);
-        let run_id = run_id.clone();
-        tasks.spawn(async move {
-            let _permit = permits.acquire_owned().await;
-            if let Ok(mut p) = progress.lock() {
-                p.start(&case.file.name);
-            }
-            let at = Instant::now();
-            if let Some(want) = &case.file.expect.rejected {
-                let r = match rejected(&client, &ns, &run_id, &plan, want).await {
-                    Ok(outcome) => result(&case, outcome, Vec::new(), at),
-                    Err(e) => result(&case, Outcome::Errored(e), Vec::new(), at),
-                };
-                if let Ok(mut p) = progress.lock() {
-                    p.finish(&r.name, word(&r.outcome), r.elapsed.as_secs_f64());
-                }
-                return (i, r);
-            }
-            let outcome = match kube::create_namespace(&client, &ns, &run_id).await {
-                Err(e) => Err(e),
-                Ok(()) => {
-                    let lane = lane::Lane {
-                        client: &client,
-                        stub: &stub,
-                        namespace: ns.clone(),
-                        settings: &settings,
-                        // Decisions may each come a sync period late: room for the last ones.
-                        tail: 2.0 * tolerance,
-                    };
-                    let r = lane::run(&lane, &case, &plan).await;
-                    stub.delete(&ns).await;
-                    kube::delete_namespace(&client, &ns).await;
-                    r
-                }
-            };
-            let r = match outcome {
-                Err(e) => result(&case, Outcome::Errored(e), Vec::new(), at),
-                Ok(observed) => {
-                    // When each decision is due: the reference core's trace of the case, run
-                    // on through the tail the lane observed after the case's end.
-                    let mut extended = case.clone();
-                    let period = extended.sync_period.max(1);
-                    let tail = (2.0 * tolerance / f64::from(period)).ceil() as u32;
-                    extended.duration = extended.duration.saturating_add(tail * period);
-                    let truth = crate::run::run_case(
-                        &extended,
-                        &crate::targets::CoreTarget,
-                        &RunOptions::default(),
-                    );
-                    let mut failures = Vec::new();
-                    let mut alongside = Vec::new();
-                    let truths = std::iter::once(&truth.trace)
-                        .chain(truth.alongside.iter().map(|a| &a.trace));
-                    let cases = std::iter::once(&case).chain(&case.members);
-                    for (k, ((c, seen), truth)) in cases.zip(&observed).zip(truths).enumerate() {
-                        let name = c.file.hpa.metadata.name.clone().unwrap_or_default();
-                        for mut f in check::check(c, seen, truth, tolerance) {
-                            if k > 0 {
-                                f.hpa = Some(name.clone());
-                            }
-                            failures.push(f);
-                        }
-                        if k > 0 {
-                            alongside.push(crate::run::AlongsideTrace {
-                                hpa: name,
-                                trace: check::trace(seen),
-                            });
-                        }
-                    }
-                    let trace = observed.first().map(check::trace).unwrap_or_default();
-                    let outcome = if failures.is_empty() {
-                        Outcome::Passed
-                    } else {
-                        Outcome::Failed(failures)
-                    };
-                    let mut r = result(&case, outcome, trace, at);
-                    r.alongside = alongside;
-                    r
-                }
-            };
-            let mut r = r;
-            r.posed = posed;
-            if let Ok(mut p) = progress.lock() {
-                p.finish(&r.name, word(&r.outcome), r.elapsed.as_secs_f64());
-            }
-            (i, r)
-        });
-    }
+    let shared = Shared {
+        client: client.clone(),
+        stub,
+        run_id: run_id.clone(),
+        progress: Arc::clone(&progress),
+        permits: Arc::new(tokio::sync::Semaphore::new(opts.parallel.max(1))),
+        run_opts: run_opts.clone(),
+        cluster: opts.settings.clone(),
+        margin: opts.margin,
+    };
     let outcome = tokio::select! {
-        _ = async {
-            while let Some(joined) = tasks.join_next().await {
-                if let Ok((i, r)) = joined {
-                    results.insert(i, r);
-                }
-            }
-        } => Ok(()),
+        _ = run_groups(groups, cases, known.as_ref(), &shared, opts, &mut results) => Ok(()),
         _ = interrupted() => {
-            tasks.abort_all();
             let names = kube::delete_run_namespaces(&client, &run_id).await;
             Err(ClusterError::Interrupted(names.join(", ")))
         }
@@ -456,13 +538,236 @@ async fn run_all_async(
     }
     heartbeat.abort();
     kube::delete_sim_node(&client).await;
+    // The controller gets its own flags back, however the run ended.
+    let mut restore_failed = None;
+    if let Some(c) = &known {
+        match reconfigure::restore(&client, c, &opts.settings, &opts.gates).await {
+            Ok(took) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "cluster: {} has its own flags back ({:.0} s)",
+                    c.describe(),
+                    took.as_secs_f64()
+                );
+            }
+            Err(e) => restore_failed = Some(e),
+        }
+    }
     outcome?;
+    if let Some(e) = restore_failed {
+        return Err(ClusterError::Connect(format!(
+            "putting the controller back after the run: {e}"
+        )));
+    }
     let _ = writeln!(
         std::io::stderr(),
         "cluster: {total} cases run in {:.0} s",
         started.elapsed().as_secs_f64()
     );
     Ok((description, results.into_values().collect()))
+}
+
+/// Each settings group in turn, the controller reconfigured before each group whose flags it
+/// does not run; its cases run at once (up to `--parallel`), their results into `results`.
+async fn run_groups(
+    groups: Vec<(ClusterSettings, Vec<(usize, Posed)>)>,
+    cases: &[Case],
+    known: Option<&reconfigure::Controller>,
+    shared: &Shared,
+    opts: &ClusterOptions,
+    results: &mut BTreeMap<usize, CaseResult>,
+) {
+    let mut running = opts.settings.clone();
+    for (flags, members) in groups {
+        if !flags.same_flags(&running)
+            && let Some(c) = known
+        {
+            let said = format!(
+                "reconfiguring {} with {}",
+                c.describe(),
+                flags.differences(&opts.settings).join(" ")
+            );
+            progress_line(&shared.progress, &said);
+            match reconfigure::apply(&shared.client, c, &flags, &opts.gates).await {
+                Ok(took) => {
+                    running = flags.clone();
+                    let said = format!(
+                        "{} ran the new flags after {:.0} s",
+                        c.describe(),
+                        took.as_secs_f64()
+                    );
+                    progress_line(&shared.progress, &said);
+                }
+                Err(e) => {
+                    // The group cannot run as planned: each of its cases errs with why.
+                    for (i, _) in members {
+                        let why = format!("reconfiguring the controller: {e}");
+                        let r =
+                            result(&cases[i], Outcome::Errored(why), Vec::new(), Instant::now());
+                        results.insert(i, r);
+                    }
+                    continue;
+                }
+            }
+        }
+        let mut tasks = tokio::task::JoinSet::new();
+        for (i, posed) in members {
+            tasks.spawn(run_one(shared.clone(), cases[i].clone(), i, posed));
+        }
+        while let Some(joined) = tasks.join_next().await {
+            if let Ok((i, r)) = joined {
+                results.insert(i, r);
+            }
+        }
+    }
+}
+
+/// The settings groups in the target's description (nothing when every case ran on the
+/// cluster's own flags).
+fn groups_words(
+    groups: &[(ClusterSettings, Vec<(usize, Posed)>)],
+    base: &ClusterSettings,
+) -> String {
+    if groups.iter().all(|(g, _)| g.same_flags(base)) {
+        return String::new();
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(g, members)| {
+            let d = g.differences(base);
+            if d.is_empty() {
+                format!("the cluster's own flags ({} cases)", members.len())
+            } else {
+                format!("{} ({} cases)", d.join(" "), members.len())
+            }
+        })
+        .collect();
+    format!(
+        "; settings groups, the controller reconfigured between them: {}",
+        parts.join(", ")
+    )
+}
+
+fn progress_line(progress: &std::sync::Mutex<progress::Progress>, line: &str) {
+    match progress.lock() {
+        Ok(mut p) => p.note(line),
+        Err(_) => {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+    }
+}
+
+/// What every case of a run shares.
+#[derive(Clone)]
+struct Shared {
+    client: Client,
+    stub: stub::StubControl,
+    run_id: String,
+    progress: Arc<std::sync::Mutex<progress::Progress>>,
+    permits: Arc<tokio::sync::Semaphore>,
+    run_opts: RunOptions,
+    /// The cluster's own settings (the time scale and release).
+    cluster: ClusterSettings,
+    margin: Duration,
+}
+
+/// One case in its own namespace, on the controller as it runs now (`posed.flags`).
+async fn run_one(shared: Shared, written: Case, i: usize, posed: Posed) -> (usize, CaseResult) {
+    let Shared {
+        client,
+        stub,
+        run_id,
+        progress,
+        permits,
+        run_opts,
+        cluster,
+        margin,
+    } = shared;
+    let why = posed.posed_why(&cluster);
+    let Posed { plan, fresh, flags } = posed;
+    let case = fresh.map_or(written, |(c, _)| c);
+    let ns = namespace_for(&case, &run_id);
+    let _permit = permits.acquire_owned().await;
+    if let Ok(mut p) = progress.lock() {
+        p.start(&case.file.name);
+    }
+    let at = Instant::now();
+    if let Some(want) = &case.file.expect.rejected {
+        let r = match rejected(&client, &ns, &run_id, &plan, want).await {
+            Ok(outcome) => result(&case, outcome, Vec::new(), at),
+            Err(e) => result(&case, Outcome::Errored(e), Vec::new(), at),
+        };
+        if let Ok(mut p) = progress.lock() {
+            p.finish(&r.name, word(&r.outcome), r.elapsed.as_secs_f64());
+        }
+        return (i, r);
+    }
+    // The timing tolerance follows the controller's sync period as it runs now.
+    let tolerance =
+        flags.case_sync_period() + margin.as_secs_f64() * f64::from(flags.time_scale.max(1));
+    let outcome = match kube::create_namespace(&client, &ns, &run_id).await {
+        Err(e) => Err(e),
+        Ok(()) => {
+            let lane = lane::Lane {
+                client: &client,
+                stub: &stub,
+                namespace: ns.clone(),
+                settings: &flags,
+                // Decisions may each come a sync period late: room for the last ones.
+                tail: 2.0 * tolerance,
+            };
+            let r = lane::run(&lane, &case, &plan).await;
+            stub.delete(&ns).await;
+            kube::delete_namespace(&client, &ns).await;
+            r
+        }
+    };
+    let mut r = match outcome {
+        Err(e) => result(&case, Outcome::Errored(e), Vec::new(), at),
+        Ok(observed) => {
+            // When each decision is due: the reference core's trace of the case at the run's
+            // release, run on through the tail the lane observed after the case's end.
+            let mut extended = case.clone();
+            let period = extended.sync_period.max(1);
+            let tail = (2.0 * tolerance / f64::from(period)).ceil() as u32;
+            extended.duration = extended.duration.saturating_add(tail * period);
+            let truth = crate::run::run_case(&extended, &crate::targets::CoreTarget, &run_opts);
+            let mut failures = Vec::new();
+            let mut alongside = Vec::new();
+            let truths =
+                std::iter::once(&truth.trace).chain(truth.alongside.iter().map(|a| &a.trace));
+            let cases = std::iter::once(&case).chain(&case.members);
+            for (k, ((c, seen), truth)) in cases.zip(&observed).zip(truths).enumerate() {
+                let name = c.file.hpa.metadata.name.clone().unwrap_or_default();
+                for mut f in check::check(c, seen, truth, tolerance) {
+                    if k > 0 {
+                        f.hpa = Some(name.clone());
+                    }
+                    failures.push(f);
+                }
+                if k > 0 {
+                    alongside.push(crate::run::AlongsideTrace {
+                        hpa: name,
+                        trace: check::trace(seen),
+                    });
+                }
+            }
+            let trace = observed.first().map(check::trace).unwrap_or_default();
+            let outcome = if failures.is_empty() {
+                Outcome::Passed
+            } else {
+                Outcome::Failed(failures)
+            };
+            let mut r = result(&case, outcome, trace, at);
+            r.alongside = alongside;
+            r
+        }
+    };
+    r.posed = why;
+    if let Ok(mut p) = progress.lock() {
+        p.finish(&r.name, word(&r.outcome), r.elapsed.as_secs_f64());
+    }
+    (i, r)
 }
 
 #[cfg(test)]

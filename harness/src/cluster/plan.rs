@@ -63,6 +63,98 @@ impl ClusterSettings {
     }
 }
 
+/// The controller flags a case needs, in the cluster's time: `cluster` with the case's sync
+/// period, tolerance and durations (each divided by the time scale); or why no controller at this
+/// time scale can run them (a duration that is not a whole number of cluster milliseconds).
+pub fn needed(settings: &Settings, cluster: &ClusterSettings) -> Result<ClusterSettings, String> {
+    let n = cluster.time_scale.max(1);
+    let scaled = |name: &str, d: Duration| -> Result<Duration, String> {
+        let ms = d.as_millis();
+        if !ms.is_multiple_of(u128::from(n)) {
+            return Err(format!(
+                "cannot run at time scale {n}: its --{name} of {} s is not a whole number of milliseconds divided by {n}",
+                d.as_secs_f64()
+            ));
+        }
+        Ok(Duration::from_millis((ms / u128::from(n)) as u64))
+    };
+    Ok(ClusterSettings {
+        sync_period: scaled(
+            "horizontal-pod-autoscaler-sync-period",
+            settings.sync_period,
+        )?,
+        tolerance: settings.tolerance,
+        cpu_initialization_period: scaled(
+            "horizontal-pod-autoscaler-cpu-initialization-period",
+            settings.cpu_initialization_period,
+        )?,
+        initial_readiness_delay: scaled(
+            "horizontal-pod-autoscaler-initial-readiness-delay",
+            settings.initial_readiness_delay,
+        )?,
+        downscale_stabilization: scaled(
+            "horizontal-pod-autoscaler-downscale-stabilization",
+            settings.downscale_stabilization,
+        )?,
+        ..cluster.clone()
+    })
+}
+
+impl ClusterSettings {
+    /// The HPA flags of a controller that runs with these settings, as kube-controller-manager
+    /// takes them (`--horizontal-pod-autoscaler-sync-period=3s`, …).
+    pub fn flag_args(&self) -> Vec<String> {
+        vec![
+            format!(
+                "--horizontal-pod-autoscaler-sync-period={}",
+                go_duration(self.sync_period)
+            ),
+            format!(
+                "--horizontal-pod-autoscaler-downscale-stabilization={}",
+                go_duration(self.downscale_stabilization)
+            ),
+            format!(
+                "--horizontal-pod-autoscaler-cpu-initialization-period={}",
+                go_duration(self.cpu_initialization_period)
+            ),
+            format!(
+                "--horizontal-pod-autoscaler-initial-readiness-delay={}",
+                go_duration(self.initial_readiness_delay)
+            ),
+            format!("--horizontal-pod-autoscaler-tolerance={}", self.tolerance),
+        ]
+    }
+
+    /// Whether a controller with `other`'s flags runs every case these settings run the same
+    /// (the five HPA flags; the time scale and release are the run's).
+    pub fn same_flags(&self, other: &ClusterSettings) -> bool {
+        self.sync_period == other.sync_period
+            && self.tolerance.to_bits() == other.tolerance.to_bits()
+            && self.cpu_initialization_period == other.cpu_initialization_period
+            && self.initial_readiness_delay == other.initial_readiness_delay
+            && self.downscale_stabilization == other.downscale_stabilization
+    }
+
+    /// The flags that differ from `base`'s, each as `--name=value` (empty: the same flags).
+    pub fn differences(&self, base: &ClusterSettings) -> Vec<String> {
+        self.flag_args()
+            .into_iter()
+            .zip(base.flag_args())
+            .filter(|(a, b)| a != b)
+            .map(|(a, _)| a)
+            .collect()
+    }
+}
+
+/// A duration as Go's `time.ParseDuration` reads it: whole seconds as `24s`, else milliseconds.
+pub fn go_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
 /// Checks kube-controller-manager's command line against the settings the run assumes. `Ok(false)`
 /// when its HPA controller is disabled (another controller, e.g. the deployed reference, is the one
 /// under test and its settings are not on this command line).
@@ -231,7 +323,9 @@ fn unposable_status(case: &Case, cluster: &ClusterSettings) -> Result<(), String
     Ok(())
 }
 
-/// Why a case cannot run on a cluster, or the plan to run it.
+/// Why a case cannot run on a cluster, or the plan to run it. The controller flags it needs are
+/// not checked here: [`needed`] gives them, and the lane runs the case with a controller that has
+/// them (or poses it otherwise, `cluster::seed`).
 pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Result<Plan, String> {
     let f = &case.file;
     if f.expect.rejected.is_some() {
@@ -270,48 +364,6 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
         ));
     }
     let n = cluster.time_scale.max(1);
-    let secs = |d: Duration| d.as_secs_f64();
-    let want = |name: &str, case_value: f64, cluster_value: f64| -> Result<(), String> {
-        if (case_value - cluster_value * f64::from(n)).abs() > 1e-9 {
-            Err(format!(
-                "needs {name} {case_value} s, but the cluster's controller runs with {} s{}",
-                cluster_value * f64::from(n),
-                if n > 1 {
-                    format!(" (at time scale {n})")
-                } else {
-                    String::new()
-                }
-            ))
-        } else {
-            Ok(())
-        }
-    };
-    want(
-        "--horizontal-pod-autoscaler-sync-period",
-        secs(settings.sync_period),
-        secs(cluster.sync_period),
-    )?;
-    want(
-        "--horizontal-pod-autoscaler-cpu-initialization-period",
-        secs(settings.cpu_initialization_period),
-        secs(cluster.cpu_initialization_period),
-    )?;
-    want(
-        "--horizontal-pod-autoscaler-initial-readiness-delay",
-        secs(settings.initial_readiness_delay),
-        secs(cluster.initial_readiness_delay),
-    )?;
-    want(
-        "--horizontal-pod-autoscaler-downscale-stabilization",
-        secs(settings.downscale_stabilization),
-        secs(cluster.downscale_stabilization),
-    )?;
-    if (settings.tolerance - cluster.tolerance).abs() > 1e-12 {
-        return Err(format!(
-            "needs --horizontal-pod-autoscaler-tolerance {}, but the cluster's controller runs with {}",
-            settings.tolerance, cluster.tolerance
-        ));
-    }
     let d = Settings::default();
     if settings.scale_up_limit_factor != d.scale_up_limit_factor
         || settings.scale_up_limit_minimum != d.scale_up_limit_minimum
@@ -591,6 +643,49 @@ mod tests {
             e.contains("scaleUp.policies[0].periodSeconds is 15 s"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_case_needs_its_flags_divided_by_the_time_scale() {
+        let cluster = ClusterSettings::defaults_scaled(5);
+        let settings = Settings {
+            cpu_initialization_period: Duration::from_secs(120),
+            initial_readiness_delay: Duration::from_secs(10),
+            tolerance: 0.25,
+            ..Settings::default()
+        };
+        let need = needed(&settings, &cluster).unwrap();
+        assert_eq!(need.cpu_initialization_period, Duration::from_secs(24));
+        assert_eq!(need.initial_readiness_delay, Duration::from_secs(2));
+        assert!(!need.same_flags(&cluster));
+        assert_eq!(
+            need.differences(&cluster),
+            [
+                "--horizontal-pod-autoscaler-cpu-initialization-period=24s",
+                "--horizontal-pod-autoscaler-initial-readiness-delay=2s",
+                "--horizontal-pod-autoscaler-tolerance=0.25",
+            ]
+        );
+        // The defaults need exactly the cluster's flags; a controller with them passes the check.
+        let same = needed(&Settings::default(), &cluster).unwrap();
+        assert!(same.same_flags(&cluster) && same.differences(&cluster).is_empty());
+        let gates = cluster.version.default_gates();
+        assert_eq!(
+            check_controller("kcm", &need.flag_args(), &need, &gates),
+            Ok(true)
+        );
+        assert!(check_controller("kcm", &need.flag_args(), &cluster, &gates).is_err());
+        // Sub-second flags in milliseconds, as Go reads them; what no millisecond holds is refused.
+        let odd = Settings {
+            initial_readiness_delay: Duration::from_secs(7),
+            ..Settings::default()
+        };
+        assert!(
+            needed(&odd, &cluster).unwrap().flag_args()[3]
+                .ends_with("initial-readiness-delay=1400ms")
+        );
+        let e = needed(&odd, &ClusterSettings::defaults_scaled(3)).unwrap_err();
+        assert!(e.contains("cannot run at time scale 3"), "{e}");
     }
 
     #[test]

@@ -136,6 +136,17 @@ impl Progress {
         self.draw();
     }
 
+    /// A line that must be read later (e.g. the controller being reconfigured), whatever the sink.
+    pub fn note(&mut self, line: &str) {
+        let line = format!("{}: {line}", self.label);
+        match &mut self.sink {
+            Sink::Bar(bar) => bar.println(line),
+            Sink::Lines(out, _) => {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+    }
+
     fn status(&self) -> String {
         let first = self.running.iter().next().cloned().unwrap_or_default();
         format!(

@@ -1,18 +1,22 @@
-//! A starting state a cluster cannot pose, shown not to matter. A running controller cannot be
-//! given recommendations or scale events before its first reconcile (a case's seeded `memory`),
-//! and on a release that reconciles a new HPA at once (1.37, #138294) the lane cannot write a
-//! starting `status` before that first reconcile either. But most such starts do not change what
-//! a case shows: stored recommendations below today's proposal, scale events outside every window,
-//! a status the first reconcile overwrites — the case is decided exactly as from a fresh start.
+//! What a cluster cannot pose of a case, shown not to matter. A running controller cannot be
+//! given recommendations or scale events before its first reconcile (a case's seeded `memory`);
+//! on a release that reconciles a new HPA at once (1.37, #138294) the lane cannot write a starting
+//! `status` before that first reconcile either; no controller flag sets the scale-up limit
+//! constants (upstream's unit tests override them to 8); and a run that does not reconfigure the
+//! controller has the cluster's flags, not the case's. But most such differences do not change
+//! what a case shows: stored recommendations below today's proposal, scale events outside every
+//! window, a status the first reconcile overwrites, a scale-up limit never reached, a CPU
+//! initialization period no pod is inside of — the case is decided exactly as posed on a cluster.
 //!
 //! [`shown_irrelevant`] answers that for one case before anything touches the cluster: it runs the
-//! case on the in-process reference core twice, as written and from a fresh start ([`fresh`]: no
-//! memory, and no starting status where the cluster cannot pose one, for the case's HPA and each
-//! HPA alongside), at the run's release and gates, and compares what the lane checks of every tick
-//! — replicas, pods, the status (desired and current replicas, `lastScaleTime`, current metrics,
-//! conditions) and the events. When every tick is the same the lane runs the fresh copy, and the
-//! result says so ([`crate::run::CaseResult::posed`]); otherwise the case is skipped with the first
-//! tick that differs.
+//! case on the in-process reference core twice, as written and as a cluster can pose it
+//! ([`fresh`]: no memory, no starting status where the cluster cannot pose one, upstream's
+//! scale-up limit, the cluster's flags — for the case's HPA and each HPA alongside), at the run's
+//! release and gates, and compares what the lane checks of every tick — replicas, pods, the status
+//! (desired and current replicas, `lastScaleTime`, current metrics, conditions) and the events.
+//! When every tick is the same the lane runs the posed copy, and the result says so
+//! ([`crate::run::CaseResult::posed`]); otherwise the case is skipped with the first tick that
+//! differs.
 //!
 //! What a prelude could still reach (scaling the target and moving the metrics before t = 0 so that
 //! the controller records the seed itself) is not built here: such cases keep their skip.
@@ -23,44 +27,75 @@ use crate::run::trace::TickTrace;
 use crate::run::{CaseResult, Outcome, RunOptions};
 use crate::targets::CoreTarget;
 
-/// What of a case's starting state a cluster cannot pose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+use super::plan::ClusterSettings;
+
+/// What of a case a cluster cannot pose as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Unposable {
     /// The controller's seeded memory (any HPA of the case).
     pub memory: bool,
     /// A starting `status` (any HPA of the case), on a release that reconciles a new HPA before
     /// the lane can write it.
     pub status: bool,
+    /// Scale-up limit constants other than upstream's (`scaleUpLimitFactor`/`Minimum`: no
+    /// controller flag sets them; kube-controller-manager hard-codes 2 and 4).
+    pub scale_up_limits: bool,
+    /// Controller flags other than the cluster's (tolerance, CPU initialization period,
+    /// readiness delay, downscale stabilization; never the sync period, which sets the ticks),
+    /// when the run does not reconfigure the controller.
+    pub flags: bool,
 }
 
 impl Unposable {
     /// What of `case`'s start a cluster of `version` cannot pose.
     pub fn of(case: &Case, version: hpa_reference::KubernetesVersion) -> Unposable {
         let all = || std::iter::once(case).chain(&case.members);
+        let limits = &case.file.settings;
         Unposable {
             memory: all().any(|c| c.file.memory.is_some()),
             status: version.changes().new_hpa_reconciled_at_once
                 && all().any(|c| c.hpa.status.is_some()),
+            scale_up_limits: limits.scale_up_limit_factor.is_some()
+                || limits.scale_up_limit_minimum.is_some(),
+            flags: false,
         }
     }
 
     /// Nothing to leave out.
     pub fn none(self) -> bool {
-        !self.memory && !self.status
+        !self.memory && !self.status && !self.scale_up_limits && !self.flags
     }
 
-    /// What is left out, after "without" or "starts from".
-    fn words(self) -> &'static str {
-        match (self.memory, self.status) {
-            (true, true) => "a seeded memory and a status",
-            (true, false) => "a seeded memory",
-            _ => "a status",
+    /// What is changed, after "with … changed:" in words, joined.
+    fn words(self) -> String {
+        let mut w = Vec::new();
+        if self.memory {
+            w.push("without a seeded memory (a running controller cannot be given one)");
         }
+        if self.status {
+            w.push(
+                "without a starting status (the lane cannot write one before the first reconcile)",
+            );
+        }
+        if self.scale_up_limits {
+            w.push(
+                "with upstream's hard-coded scale-up limit (factor 2, minimum 4; no flag sets it)",
+            );
+        }
+        if self.flags {
+            w.push("with the cluster's controller flags instead of the case's");
+        }
+        w.join(", ")
     }
 }
 
-/// The case from a fresh start: without what `what` names, for its HPA and every HPA alongside.
-pub fn fresh(case: &Case, what: Unposable) -> Case {
+/// The case as a cluster can pose it: without what `what` names, for its HPA and every HPA
+/// alongside; with `what.flags`, the controller flags are `cluster`'s (in case time).
+pub fn fresh(case: &Case, what: Unposable, cluster: &ClusterSettings) -> Case {
+    let n = cluster.time_scale.max(1);
+    let case_secs = |d: std::time::Duration| -> Option<u32> {
+        u32::try_from((d.as_millis() * u128::from(n) + 500) / 1000).ok()
+    };
     let forget = |c: &mut Case| {
         if what.memory {
             c.file.memory = None;
@@ -70,6 +105,17 @@ pub fn fresh(case: &Case, what: Unposable) -> Case {
             c.hpa.status = None;
             c.file.hpa.status = None;
         }
+        let o = &mut c.file.settings;
+        if what.scale_up_limits {
+            o.scale_up_limit_factor = None;
+            o.scale_up_limit_minimum = None;
+        }
+        if what.flags {
+            o.tolerance = Some(cluster.tolerance);
+            o.cpu_initialization_period_seconds = case_secs(cluster.cpu_initialization_period);
+            o.initial_readiness_delay_seconds = case_secs(cluster.initial_readiness_delay);
+            o.downscale_stabilization_seconds = case_secs(cluster.downscale_stabilization);
+        }
     };
     let mut out = case.clone();
     forget(&mut out);
@@ -78,8 +124,8 @@ pub fn fresh(case: &Case, what: Unposable) -> Case {
 }
 
 /// Why `fresh` ([`fresh`] of `case`) shows what `case` shows, for the result's
-/// [`crate::run::CaseResult::posed`]; or the reason the case cannot run on a cluster: the start
-/// changes the trace on the core (the first tick that differs).
+/// [`crate::run::CaseResult::posed`]; or the reason the case cannot run on a cluster: what it
+/// changes changes the trace on the core (the first tick that differs).
 pub fn shown_irrelevant(
     case: &Case,
     fresh: &Case,
@@ -87,19 +133,19 @@ pub fn shown_irrelevant(
     opts: &RunOptions,
 ) -> Result<String, String> {
     let written = crate::run::run_case(case, &CoreTarget, opts);
-    let started_fresh = crate::run::run_case(fresh, &CoreTarget, opts);
+    let posed = crate::run::run_case(fresh, &CoreTarget, opts);
     let words = what.words();
-    match difference(&written, &started_fresh) {
+    match difference(&written, &posed) {
         None => Ok(format!(
-            "from a fresh start, without {words}, which a running controller cannot be given: on the reference core at {} the case gives the same trace from a fresh start ({} ticks: replicas, status and events), so it does not change what the case shows",
+            "{words}: on the reference core at {} the case gives the same trace posed so ({} ticks: replicas, status and events), so that does not change what the case shows",
             opts.version,
             written.trace.len()
         )),
         Some(d) => Err(format!(
-            "the case starts from {words}, which a running controller cannot be given{}, and it matters: on the reference core, from a fresh start, {d}",
+            "the case can be posed on a cluster only {words}{}, and that matters: on the reference core, posed so, {d}",
             if what.status {
                 format!(
-                    " (Kubernetes {} reconciles a new HPA at once, #138294, before the lane could write a status)",
+                    " (Kubernetes {} reconciles a new HPA at once, #138294)",
                     opts.version
                 )
             } else {
@@ -111,7 +157,7 @@ pub fn shown_irrelevant(
 
 /// The first difference the lane could see between two runs of a case, in words.
 fn difference(seeded: &CaseResult, fresh: &CaseResult) -> Option<String> {
-    for (r, what) in [(seeded, "as written"), (fresh, "from a fresh start")] {
+    for (r, what) in [(seeded, "as written"), (fresh, "posed so")] {
         match &r.outcome {
             Outcome::Passed | Outcome::Failed(_) => {}
             Outcome::Skipped(why) => return Some(format!("the core skips the case {what}: {why}")),
@@ -205,6 +251,13 @@ mod tests {
         crate::case::load::load_case(&path).unwrap()
     }
 
+    fn cluster() -> ClusterSettings {
+        ClusterSettings {
+            version: KubernetesVersion::V1_37,
+            ..ClusterSettings::defaults_scaled(5)
+        }
+    }
+
     fn opts() -> RunOptions {
         RunOptions {
             version: KubernetesVersion::V1_37,
@@ -217,7 +270,7 @@ mod tests {
         let case = corpus("algorithm/tolerance-band-no-change.yaml");
         let what = Unposable::of(&case, KubernetesVersion::V1_37);
         assert!(what.memory && !what.status, "{what:?}");
-        let fresh = fresh(&case, what);
+        let fresh = fresh(&case, what, &cluster());
         assert!(fresh.file.memory.is_none());
         assert!(
             !fresh
@@ -227,16 +280,51 @@ mod tests {
         );
         let why = shown_irrelevant(&case, &fresh, what, &opts()).unwrap();
         assert!(why.contains("without a seeded memory"), "{why}");
-        assert!(why.contains("the same trace from a fresh start"), "{why}");
+        assert!(why.contains("the same trace posed so"), "{why}");
     }
 
     #[test]
     fn a_seed_that_changes_a_decision_keeps_the_case_off_the_cluster_with_the_tick() {
         let case = corpus("algorithm/tolerance-band-just-outside.yaml");
         let what = Unposable::of(&case, KubernetesVersion::V1_37);
-        let e = shown_irrelevant(&case, &fresh(&case, what), what, &opts()).unwrap_err();
-        assert!(e.contains("and it matters"), "{e}");
+        let e =
+            shown_irrelevant(&case, &fresh(&case, what, &cluster()), what, &opts()).unwrap_err();
+        assert!(e.contains("and that matters"), "{e}");
         assert!(e.contains("t=0 differs: replicas 10 instead of 9"), "{e}");
+    }
+
+    #[test]
+    fn scale_up_limits_and_flags_are_posed_as_a_cluster_has_them_where_they_do_not_matter() {
+        let case = corpus("calculator/rc-calculate-requests-container-sum-fallback.yaml");
+        let what = Unposable {
+            flags: true,
+            ..Unposable::of(&case, KubernetesVersion::V1_37)
+        };
+        assert!(what.scale_up_limits, "{what:?}");
+        let posed = fresh(&case, what, &cluster());
+        let o = &posed.file.settings;
+        assert_eq!(
+            (o.scale_up_limit_factor, o.scale_up_limit_minimum),
+            (None, None)
+        );
+        // The cluster's flags, back in case seconds (×5 of 60 s).
+        assert_eq!(o.cpu_initialization_period_seconds, Some(300));
+        assert_eq!(o.initial_readiness_delay_seconds, Some(30));
+        let why = shown_irrelevant(&case, &posed, what, &opts()).unwrap();
+        assert!(why.contains("hard-coded scale-up limit"), "{why}");
+        assert!(why.contains("with the cluster's controller flags"), "{why}");
+        // Where the flag decides the outcome, the tick that differs says so.
+        let window = corpus("docs/docs-downscale-stabilization-flag.yaml");
+        let flags = Unposable {
+            flags: true,
+            ..Unposable::default()
+        };
+        let e = shown_irrelevant(&window, &fresh(&window, flags, &cluster()), flags, &opts())
+            .unwrap_err();
+        assert!(
+            e.contains("and that matters") && e.contains("differs"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -246,11 +334,11 @@ mod tests {
         assert!(!Unposable::of(&case, KubernetesVersion::V1_36).status);
         let what = Unposable::of(&case, KubernetesVersion::V1_37);
         assert!(what.status);
-        let fresh = fresh(&case, what);
+        let fresh = fresh(&case, what, &cluster());
         assert!(fresh.hpa.status.is_none() && fresh.file.hpa.status.is_none());
         let e = shown_irrelevant(&case, &fresh, what, &opts()).unwrap_err();
         assert!(
-            e.contains("starts from a status") && e.contains("#138294"),
+            e.contains("without a starting status") && e.contains("#138294"),
             "{e}"
         );
     }
