@@ -83,7 +83,8 @@ impl ClusterOptions {
     /// The target's name in reports, with the timing rule it was judged by.
     pub fn describe(&self, context: &str) -> String {
         format!(
-            "cluster {context} (time scale {}, expectations within ±{:.0} s of case time: one {:.0} s sync period + {:.1} s margin)",
+            "cluster {context} (judged at Kubernetes {}, time scale {}, expectations within ±{:.0} s of case time: one {:.0} s sync period + {:.1} s margin)",
+            self.settings.version,
             self.settings.time_scale,
             self.tolerance(),
             self.settings.case_sync_period(),
@@ -331,7 +332,17 @@ fn pose(
     let fresh = seed::fresh(case, what, &opts.settings);
     let fresh_settings = resolve_settings(&fresh, GateSupport::Fixed(opts.gates), run_opts)?;
     let plan = plan::plan(&fresh, &fresh_settings, &flags)?;
-    let why = seed::shown_irrelevant(case, &fresh, what, run_opts)?;
+    let why = seed::shown_irrelevant(case, &fresh, what, run_opts).map_err(|e| {
+        let single = [what.memory, what.status, what.scale_up_limits, what.flags];
+        if single.iter().filter(|x| **x).count() < 2 {
+            return e;
+        }
+        match seed::which_matter(case, what, &opts.settings, run_opts).as_slice() {
+            [] => format!("{e} (none of these alone changes it: only together)"),
+            [one] => format!("{e} (alone, {one} changes it)"),
+            many => format!("{e} (alone, each of {} changes it)", many.join(" and ")),
+        }
+    })?;
     Ok(Posed {
         plan,
         fresh: Some((fresh, why)),
@@ -643,7 +654,7 @@ fn groups_words(
         })
         .collect();
     format!(
-        "; settings groups, the controller reconfigured between them: {}",
+        "; settings groups, the controller reconfigured between them (each judged by its own sync period): {}",
         parts.join(", ")
     )
 }

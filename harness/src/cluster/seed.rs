@@ -155,6 +155,62 @@ pub fn shown_irrelevant(
     }
 }
 
+/// Which of `what`'s changes alone change the trace on the core (each tried by itself), in words:
+/// what a skip names as the reason when several changes were needed. Empty when none alone does
+/// (only together).
+pub fn which_matter(
+    case: &Case,
+    what: Unposable,
+    cluster: &ClusterSettings,
+    opts: &RunOptions,
+) -> Vec<&'static str> {
+    let single = [
+        (
+            Unposable {
+                memory: true,
+                ..Unposable::default()
+            },
+            "the seeded memory",
+        ),
+        (
+            Unposable {
+                status: true,
+                ..Unposable::default()
+            },
+            "the starting status",
+        ),
+        (
+            Unposable {
+                scale_up_limits: true,
+                ..Unposable::default()
+            },
+            "the scale-up limit constants",
+        ),
+        (
+            Unposable {
+                flags: true,
+                ..Unposable::default()
+            },
+            "the case's flags",
+        ),
+    ];
+    let written = crate::run::run_case(case, &CoreTarget, opts);
+    single
+        .into_iter()
+        .filter(|(one, _)| {
+            (one.memory && what.memory)
+                || (one.status && what.status)
+                || (one.scale_up_limits && what.scale_up_limits)
+                || (one.flags && what.flags)
+        })
+        .filter(|(one, _)| {
+            let posed = crate::run::run_case(&fresh(case, *one, cluster), &CoreTarget, opts);
+            difference(&written, &posed).is_some()
+        })
+        .map(|(_, words)| words)
+        .collect()
+}
+
 /// The first difference the lane could see between two runs of a case, in words.
 fn difference(seeded: &CaseResult, fresh: &CaseResult) -> Option<String> {
     for (r, what) in [(seeded, "as written"), (fresh, "posed so")] {
