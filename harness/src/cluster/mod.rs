@@ -333,8 +333,7 @@ fn pose(
     let fresh_settings = resolve_settings(&fresh, GateSupport::Fixed(opts.gates), run_opts)?;
     let plan = plan::plan(&fresh, &fresh_settings, &flags)?;
     let why = seed::shown_irrelevant(case, &fresh, what, run_opts).map_err(|e| {
-        let single = [what.memory, what.status, what.scale_up_limits, what.flags];
-        if single.iter().filter(|x| **x).count() < 2 {
+        if what.parts().iter().filter(|x| **x).count() < 2 {
             return e;
         }
         match seed::which_matter(case, what, &opts.settings, run_opts).as_slice() {

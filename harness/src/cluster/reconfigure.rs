@@ -342,32 +342,12 @@ pub async fn apply(
     settings: &ClusterSettings,
     gates: &FeatureGates,
 ) -> Result<Duration, String> {
-    let started = Instant::now();
-    let (before, _) = current(client, controller).await?;
-    let lease = lease_of(controller, &before);
-    let old_holder = holder(client, &lease).await;
-    let flags = settings.flag_args();
-    match controller {
-        Controller::KindControllerManager { node, original } => {
-            write_manifest(node, &manifest_with_flags(original, &flags)?).await?;
-        }
-        Controller::Deployment {
-            namespace,
-            name,
-            container,
-            original,
-        } => {
-            let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
-            let patch = json!({"spec": {"template": {"spec": {"containers": [
-                {"name": container, "args": with_flags(original, &flags)}
-            ]}}}});
-            api.patch(name, &PatchParams::default(), &Patch::Strategic(&patch))
-                .await
-                .map_err(|e| format!("patching Deployment {namespace}/{name}: {e}"))?;
-        }
-    }
-    wait_until_runs(
-        client, controller, settings, gates, &lease, old_holder, started,
+    restart(
+        client,
+        controller,
+        Some(&settings.flag_args()),
+        settings,
+        gates,
     )
     .await
 }
@@ -380,17 +360,29 @@ pub async fn restore(
     settings: &ClusterSettings,
     gates: &FeatureGates,
 ) -> Result<Duration, String> {
+    restart(client, controller, None, settings, gates).await
+}
+
+/// Restarts `controller` as found with `flags` in place (`None`: as found) and waits until it
+/// runs `settings`.
+async fn restart(
+    client: &Client,
+    controller: &Controller,
+    flags: Option<&[String]>,
+    settings: &ClusterSettings,
+    gates: &FeatureGates,
+) -> Result<Duration, String> {
     let started = Instant::now();
+    let (before, _) = current(client, controller).await?;
+    let lease = lease_of(controller, &before);
+    let old_holder = holder(client, &lease).await;
     match controller {
         Controller::KindControllerManager { node, original } => {
-            let (before, _) = current(client, controller).await?;
-            let lease = lease_of(controller, &before);
-            let old_holder = holder(client, &lease).await;
-            write_manifest(node, original).await?;
-            wait_until_runs(
-                client, controller, settings, gates, &lease, old_holder, started,
-            )
-            .await
+            let text = match flags {
+                Some(f) => manifest_with_flags(original, f)?,
+                None => original.clone(),
+            };
+            write_manifest(node, &text).await?;
         }
         Controller::Deployment {
             namespace,
@@ -398,22 +390,20 @@ pub async fn restore(
             container,
             original,
         } => {
-            let (before, _) = current(client, controller).await?;
-            let lease = lease_of(controller, &before);
-            let old_holder = holder(client, &lease).await;
+            let args = flags.map_or_else(|| original.clone(), |f| with_flags(original, f));
             let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
             let patch = json!({"spec": {"template": {"spec": {"containers": [
-                {"name": container, "args": original}
+                {"name": container, "args": args}
             ]}}}});
             api.patch(name, &PatchParams::default(), &Patch::Strategic(&patch))
                 .await
-                .map_err(|e| format!("restoring Deployment {namespace}/{name}: {e}"))?;
-            wait_until_runs(
-                client, controller, settings, gates, &lease, old_holder, started,
-            )
-            .await
+                .map_err(|e| format!("patching Deployment {namespace}/{name}'s args: {e}"))?;
         }
     }
+    wait_until_runs(
+        client, controller, settings, gates, &lease, old_holder, started,
+    )
+    .await
 }
 
 /// Waits until `controller` runs `settings`' flags with its pods ready and a new process holding

@@ -63,7 +63,22 @@ impl Unposable {
 
     /// Nothing to leave out.
     pub fn none(self) -> bool {
-        !self.memory && !self.status && !self.scale_up_limits && !self.flags
+        self.parts() == [false; 4]
+    }
+
+    /// Memory, status, scale-up limits, flags, in that order.
+    pub fn parts(self) -> [bool; 4] {
+        [self.memory, self.status, self.scale_up_limits, self.flags]
+    }
+
+    /// From [`Unposable::parts`].
+    pub fn from_parts([memory, status, scale_up_limits, flags]: [bool; 4]) -> Unposable {
+        Unposable {
+            memory,
+            status,
+            scale_up_limits,
+            flags,
+        }
     }
 
     /// What is changed, after "with … changed:" in words, joined.
@@ -164,50 +179,22 @@ pub fn which_matter(
     cluster: &ClusterSettings,
     opts: &RunOptions,
 ) -> Vec<&'static str> {
-    let single = [
-        (
-            Unposable {
-                memory: true,
-                ..Unposable::default()
-            },
-            "the seeded memory",
-        ),
-        (
-            Unposable {
-                status: true,
-                ..Unposable::default()
-            },
-            "the starting status",
-        ),
-        (
-            Unposable {
-                scale_up_limits: true,
-                ..Unposable::default()
-            },
-            "the scale-up limit constants",
-        ),
-        (
-            Unposable {
-                flags: true,
-                ..Unposable::default()
-            },
-            "the case's flags",
-        ),
+    const WORDS: [&str; 4] = [
+        "the seeded memory",
+        "the starting status",
+        "the scale-up limit constants",
+        "the case's flags",
     ];
     let written = crate::run::run_case(case, &CoreTarget, opts);
-    single
-        .into_iter()
-        .filter(|(one, _)| {
-            (one.memory && what.memory)
-                || (one.status && what.status)
-                || (one.scale_up_limits && what.scale_up_limits)
-                || (one.flags && what.flags)
+    (0..WORDS.len())
+        .filter(|&k| what.parts()[k])
+        .filter(|&k| {
+            let mut one = [false; 4];
+            one[k] = true;
+            let posed = fresh(case, Unposable::from_parts(one), cluster);
+            difference(&written, &crate::run::run_case(&posed, &CoreTarget, opts)).is_some()
         })
-        .filter(|(one, _)| {
-            let posed = crate::run::run_case(&fresh(case, *one, cluster), &CoreTarget, opts);
-            difference(&written, &posed).is_some()
-        })
-        .map(|(_, words)| words)
+        .map(|k| WORDS[k])
         .collect()
 }
 
