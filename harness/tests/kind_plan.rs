@@ -9,16 +9,9 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-#[test]
-fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_reconfigured() {
-    let list = std::fs::read_to_string(root().join("kind-config/smoke.txt")).unwrap();
-    let cases: Vec<String> = list
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| root().join(l).display().to_string())
-        .collect();
-    assert!(cases.len() >= 20, "{} smoke cases", cases.len());
+/// `hpa-conformance run --target cluster --plan-only --time-scale 5 --feature-gates
+/// HPAScaleToZero=true` with `extra` arguments: its exit code and output (stdout, then stderr).
+fn plan_only(extra: &[String]) -> (i32, String) {
     let mut args: Vec<String> = [
         "hpa-conformance",
         "run",
@@ -29,16 +22,35 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_rec
         "5",
         "--feature-gates",
         "HPAScaleToZero=true",
-        "--reconfigure-controller",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
-    args.extend(cases.iter().cloned());
+    args.extend(extra.iter().cloned());
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = hpa_harness::cli::main(&args, &mut out, &mut err);
-    let (out, err) = (String::from_utf8_lossy(&out), String::from_utf8_lossy(&err));
-    assert_eq!(code, 0, "{out}{err}");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out),
+        String::from_utf8_lossy(&err)
+    );
+    (code, text)
+}
+
+#[test]
+fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_reconfigured() {
+    let list = std::fs::read_to_string(root().join("kind-config/smoke.txt")).unwrap();
+    let cases: Vec<String> = list
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| root().join(l).display().to_string())
+        .collect();
+    assert!(cases.len() >= 20, "{} smoke cases", cases.len());
+    let mut args = vec!["--reconfigure-controller".to_string()];
+    args.extend(cases.iter().cloned());
+    let (code, out) = plan_only(&args);
+    assert_eq!(code, 0, "{out}");
     let skipped: Vec<&str> = out.lines().filter(|l| l.starts_with("skip")).collect();
     assert!(
         skipped.is_empty(),
@@ -89,26 +101,11 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_rec
 #[test]
 fn without_reconfiguring_a_flag_that_matters_is_a_skip_that_says_how_to_run_it() {
     let case = |p: &str| root().join("cases").join(p).display().to_string();
-    let args: Vec<String> = [
-        "hpa-conformance",
-        "run",
-        "--target",
-        "cluster",
-        "--plan-only",
-        "--time-scale",
-        "5",
-        "--feature-gates",
-        "HPAScaleToZero=true",
-        &case("docs/docs-cpu-initialization-period-flag.yaml"),
-        &case("docs/docs-sync-period-flag.yaml"),
-        &case("calculator/rc-calculate-requests-container-sum-fallback.yaml"),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = hpa_harness::cli::main(&args, &mut out, &mut err);
-    let out = String::from_utf8_lossy(&out);
+    let (code, out) = plan_only(&[
+        case("docs/docs-cpu-initialization-period-flag.yaml"),
+        case("docs/docs-sync-period-flag.yaml"),
+        case("calculator/rc-calculate-requests-container-sum-fallback.yaml"),
+    ]);
     assert_eq!(code, 0, "{out}");
     let line = |name: &str| out.lines().find(|l| l.contains(name)).unwrap().to_string();
     let flag = line("docs-cpu-initialization-period-flag.yaml");
