@@ -348,3 +348,15 @@ kind-stub-verify:
 [doc("cargo-fuzz the quantity parser, case loader and protocol decoder (not in CI)")]
 fuzz-inputs SECONDS="60":
     scripts/fuzz-inputs.sh {{SECONDS}}
+
+# --- hpa-conformance inside the cluster (kind-config/in-cluster/) ---
+
+# The harness as a Job inside the kind cluster it judges (x5, no HPA in KCM, the reference deployed:
+# `just kind-up cluster-x5-no-hpa.yaml && just kind-deploy 5`): the cases of
+# kind-config/in-cluster/cases.txt (or CASES), the report folder copied off the node into
+# target/kind-in-cluster/ and checked, the service account's least privilege from the audit log, then
+# the Job killed mid-run and `hpa-conformance cluster-clean` leaving nothing behind.
+[group('kind')]
+[doc("The harness as an in-cluster Job: report, least privilege, kill + cluster-clean")]
+kind-in-cluster *CASES:
+    kind-config/in-cluster/run.sh {{CASES}}

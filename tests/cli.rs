@@ -789,3 +789,77 @@ fn the_corpus_passes_or_skips_with_each_gate_flipped(#[case] gate: &str) {
         .collect();
     assert!(failing.is_empty(), "{failing:#?}");
 }
+
+#[test]
+fn every_report_names_its_corpus_and_the_done_file_names_the_report_folder() {
+    let dir = std::env::temp_dir().join(format!("done-file-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let report = dir.join("report");
+    let done = dir.join("done");
+    let case = path("cases/behavior/policy-walkdown.yaml");
+    let (code, out, _) = run(&[
+        "run",
+        &case,
+        "--format",
+        "json",
+        "--report",
+        &report.display().to_string(),
+        "--done-file",
+        &done.display().to_string(),
+    ]);
+    assert_eq!(code, 0);
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let (_, id, _) = run(&["corpus", &case]);
+    let id: serde_json::Value = serde_json::from_str(&id).expect("corpus json");
+    assert_eq!(doc["corpus"], id);
+    assert_eq!(id["cases"], 1);
+    assert_eq!(id["fingerprint"].as_str().map(str::len), Some(16));
+    assert_eq!(
+        std::fs::read_to_string(&done).unwrap(),
+        std::path::absolute(&report).unwrap().display().to_string()
+    );
+    let junit = std::fs::read_to_string(report.join("junit.xml")).unwrap();
+    assert!(junit.contains(&format!(
+        r#"<property name="corpus.fingerprint" value="{}"/>"#,
+        id["fingerprint"].as_str().unwrap()
+    )));
+    assert!(
+        std::fs::read_to_string(report.join("index.html"))
+            .unwrap()
+            .contains(id["fingerprint"].as_str().unwrap())
+    );
+
+    // A run that cannot produce its report still writes the done file, and a JUnit report
+    // whose one errored case says why (what Sonobuoy then shows).
+    let _ = std::fs::remove_dir_all(&report);
+    let (code, _, err) = run(&[
+        "run",
+        &case,
+        "--target",
+        "exec:",
+        "--report",
+        &report.display().to_string(),
+        "--done-file",
+        &done.display().to_string(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(done.is_file());
+    let junit = std::fs::read_to_string(report.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("hpa-conformance run") && junit.contains("<error"),
+        "{junit}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_done_file_needs_a_report_folder() {
+    let (code, _, err) = run(&[
+        "run",
+        &path("cases/behavior/policy-walkdown.yaml"),
+        "--done-file",
+        "/tmp/done",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--report"), "{err}");
+}

@@ -1,7 +1,8 @@
 //! Container-level tests of the images `just images` builds, run with testcontainers on the local
 //! Docker engine (nothing is pulled): the metrics stub image serves its three APIs over TLS, and
 //! the controller image starts as its non-root user on a read-only root file system with every
-//! capability dropped and answers `/healthz`. They need the images and an engine, so `cargo test`
+//! capability dropped and answers `/healthz`; the harness image runs its baked-in corpus on the
+//! same terms and reports the corpus its labels name. They need the images and an engine, so `cargo test`
 //! lists them as ignored; `just image-test` (which CI runs after `just images`) runs them.
 
 use std::io::{Read, Write};
@@ -250,6 +251,81 @@ async fn the_controller_image_runs_as_non_root_on_a_read_only_root_and_answers_h
     );
     // Still running: the process neither crashed on the read-only root nor on the missing API.
     assert!(container.is_running().await?, "the controller exited");
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// The image's label `name`.
+fn image_label(image: &str, name: &str) -> anyhow::Result<String> {
+    let out = std::process::Command::new("docker")
+        .args(["image", "inspect", "-f"])
+        .arg(format!("{{{{index .Config.Labels \"{name}\"}}}}"))
+        .arg(image)
+        .output()
+        .context("docker image inspect")?;
+    anyhow::ensure!(out.status.success(), "{image} is not built");
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+#[tokio::test]
+#[ignore = "needs `just images` and a Docker engine: run `just image-test`"]
+async fn the_harness_image_runs_its_baked_in_corpus_and_reports_the_corpus_its_labels_name()
+-> anyhow::Result<()> {
+    let image = "hpa-conformance/harness:dev";
+    assert_eq!(image_user(image)?, "65532:65532");
+    let commit = image_label(image, "hpa-conformance.corpus.commit")?;
+    let fingerprint = image_label(image, "hpa-conformance.corpus.fingerprint")?;
+    let cases: usize = image_label(image, "hpa-conformance.corpus.cases")?.parse()?;
+    assert!(commit.len() >= 40, "corpus commit label {commit:?}");
+    assert_eq!(fingerprint.len(), 16, "fingerprint label {fingerprint:?}");
+    assert!(cases > 300, "{cases} cases baked in");
+
+    // The only writable place: the report folder, a bind mount any user may write.
+    let dir = std::env::temp_dir().join(format!("harness-image-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777))?;
+    }
+    let container = GenericImage::new("hpa-conformance/harness", "dev")
+        .with_wait_for(WaitFor::Nothing)
+        .with_mount(Mount::bind_mount(dir.display().to_string(), "/report"))
+        .with_cmd([
+            "run",
+            "--target=core",
+            "--report=/report",
+            "--done-file=/report/done",
+        ])
+        .with_readonly_rootfs(true)
+        .with_cap_drop("ALL")
+        .start()
+        .await?;
+    let started = Instant::now();
+    while container.is_running().await? {
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(300),
+            "the corpus did not finish in 300 s"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let code = container.exit_code().await?;
+    let stderr = String::from_utf8_lossy(&container.stderr_to_vec().await?).to_string();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(std::fs::read_to_string(dir.join("done"))?, "/report");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json"))?)?;
+    assert_eq!(report["corpus"]["commit"], commit.as_str());
+    assert_eq!(report["corpus"]["fingerprint"], fingerprint.as_str());
+    assert_eq!(report["corpus"]["cases"], cases);
+    assert_eq!(report["summary"]["failed"], 0);
+    assert!(report["summary"]["passed"].as_u64().unwrap_or(0) > 300);
+    let junit = std::fs::read_to_string(dir.join("junit.xml"))?;
+    assert!(
+        junit.contains(&format!(
+            r#"<property name="corpus.fingerprint" value="{fingerprint}"/>"#
+        )),
+        "{junit}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

@@ -163,6 +163,7 @@ fn a_tick_keeps_its_first_events_and_cut_texts_and_says_what_it_left_out() {
         bad_input: Vec::new(),
         profile: hpa_harness::profile::Profile::Full,
         notes: Default::default(),
+        corpus: Default::default(),
     };
     let human = hpa_harness::report::human::render(&report);
     assert!(

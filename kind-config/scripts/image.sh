@@ -3,7 +3,11 @@
 # run as a non-root numeric user. `image.sh [NAME...]` with NAME in:
 #   metrics-stub  hpa-conformance/metrics-stub   (crate hpa-metrics-stub, metrics-stub/Dockerfile)
 #   reference     hpa-conformance/hpa-reference  (crate hpa-reference, feature controller, reference/Dockerfile)
-# (default: both). Each image is tagged :<12 hex of the binary's sha256>, :dev (what the manifests
+#   harness       hpa-conformance/harness        (crate hpa-harness, binary hpa-conformance, harness/Dockerfile):
+#                 the corpus baked in at /cases, its commit (the last that changed cases/, -dirty
+#                 with uncommitted changes) and fingerprint (`hpa-conformance corpus`) in the labels
+#                 hpa-conformance.corpus.commit / .fingerprint / .cases and in every report it writes
+# (default: all three). Each image is tagged :<12 hex of the binary's sha256>, :dev (what the manifests
 # run, with imagePullPolicy Never) and :src-<12 hex of its inputs>: when an image with the inputs'
 # tag exists nothing is built, so a warm run costs a hash. The binaries that do need building are
 # built by one cargo invocation (shared dependencies compile once). Installs the musl target
@@ -14,14 +18,15 @@ cd "$(dirname "$0")/../.."
 
 target=x86_64-unknown-linux-musl
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(metrics-stub reference)
+[ ${#names[@]} -gt 0 ] || names=(metrics-stub reference harness)
 
 # name -> image repository, cargo package, binary, cargo features, Dockerfile, input folders
 spec() {
   case $1 in
     metrics-stub) echo "hpa-conformance/metrics-stub hpa-metrics-stub hpa-metrics-stub - metrics-stub/Dockerfile metrics-stub reference/src reference/Cargo.toml" ;;
     reference) echo "hpa-conformance/hpa-reference hpa-reference hpa-reference hpa-reference/controller reference/Dockerfile reference" ;;
-    *) echo "image.sh: unknown image $1 (metrics-stub, reference)" >&2; return 2 ;;
+    harness) echo "hpa-conformance/harness hpa-harness hpa-conformance - harness/Dockerfile harness/src harness/Cargo.toml reference metrics-stub/src metrics-stub/Cargo.toml cases kind-config/metrics-stub/apiservices.yaml" ;;
+    *) echo "image.sh: unknown image $1 (metrics-stub, reference, harness)" >&2; return 2 ;;
   esac
 }
 
@@ -32,12 +37,14 @@ load_spec() {
   read -r repo package binary features dockerfile folders <<<"$line"
 }
 
-# The inputs' key: the Rust sources and manifests of the input folders, the Dockerfile, the
-# workspace manifest and lockfile.
+# The inputs' key: the Rust sources, manifests and YAML (cases, embedded manifests) of the input
+# folders and files, the Dockerfile, the workspace manifest and lockfile.
 inputs_key() {
   local dockerfile=$1; shift
-  { find "$@" -type f \( -name '*.rs' -o -name Cargo.toml \) -print0 | sort -z | xargs -0 sha256sum
-    sha256sum "$dockerfile" Cargo.toml Cargo.lock; } | sha256sum | cut -c1-12
+  { find "$@" -type f \( -name '*.rs' -o -name Cargo.toml -o -name '*.yaml' \) -print0 | sort -z | xargs -0 sha256sum
+    sha256sum "$dockerfile" Cargo.toml Cargo.lock
+    # The harness's corpus commit is in its labels: a new commit of cases/ is a new image.
+    case " $* " in *" cases "*) git log -1 --format=%H -- cases ;; esac; } | sha256sum | cut -c1-12
 }
 
 report() {
@@ -89,7 +96,20 @@ if [ ${#todo[@]} -gt 0 ]; then
     hash=$(sha256sum "$bin" | cut -c1-12)
     context=$(mktemp -d)
     cp "$bin" "$context/$binary"
-    docker build -q -f "$dockerfile" --label "hpa-conformance.binary=$hash" \
+    extra=()
+    if [ "$name" = harness ]; then
+      # The corpus, its commit and fingerprint (asked of the binary just built, in the context
+      # where the image will run it: `cases` relative to /).
+      cp -r cases "$context/cases"
+      commit=$(git log -1 --format=%H -- cases)
+      [ -z "$(git status --porcelain -- cases)" ] || commit="$commit-dirty"
+      id=$(cd "$context" && HPA_CONFORMANCE_CORPUS_COMMIT=$commit ./"$binary" corpus cases)
+      extra=(--build-arg "CORPUS_COMMIT=$commit"
+        --label "hpa-conformance.corpus.commit=$commit"
+        --label "hpa-conformance.corpus.fingerprint=$(jq -r .fingerprint <<<"$id")"
+        --label "hpa-conformance.corpus.cases=$(jq -r .cases <<<"$id")")
+    fi
+    docker build -q -f "$dockerfile" --label "hpa-conformance.binary=$hash" "${extra[@]}" \
       -t "$repo:$hash" -t "$repo:dev" -t "$repo:src-${key[$name]}" "$context" >/dev/null
     rm -rf "$context"
   done

@@ -3,6 +3,8 @@
 //! `run` takes its parsed arguments. Commands depend on the loaders, the runner, the targets and
 //! the reports, never the reverse.
 
+mod cluster_clean;
+mod corpus;
 mod explain;
 mod fuzz;
 mod lint;
@@ -63,6 +65,12 @@ pub enum Command {
     /// Print the JSON Schema of case files (`cases/schema.json`), or with `--protocol` of the
     /// step protocol's messages (`harness/protocol.schema.json`).
     Schema(schema::SchemaArgs),
+    /// Say which corpus the paths hold (default: `cases`): its commit, how many cases and their
+    /// fingerprint, as every report of a run of them says it; one JSON line.
+    Corpus(corpus::CorpusArgs),
+    /// Remove everything the cluster lane created on a cluster (every run's namespaces, the
+    /// simulated node and its Lease), also what a killed run left behind.
+    ClusterClean(cluster_clean::ClusterCleanArgs),
 }
 
 /// Runs the CLI; returns the exit code.
@@ -108,5 +116,7 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             Ok(exit::PASSED)
         }
         Command::Schema(args) => schema::run(args, out, err),
+        Command::Corpus(args) => corpus::run(args, out, err),
+        Command::ClusterClean(args) => cluster_clean::run(args, out, err),
     }
 }

@@ -10,6 +10,7 @@ use super::shared::*;
 use crate::case::Case;
 use crate::case::corpus::load_all;
 use crate::profile::Profile;
+use crate::report::corpus::{CorpusId, commit_of};
 use crate::report::{self, RunReport, exit};
 use crate::run::{RunOptions, run_case_judged};
 use crate::targets::Target;
@@ -65,12 +66,40 @@ pub struct RunArgs {
     /// `--format` report. A report that cannot be written is an error (exit 2).
     #[arg(long)]
     report: Option<PathBuf>,
+    /// When the run is over, however it ended, write this file with the `--report` folder's
+    /// path in it (a Sonobuoy plugin's done file: its worker then collects the folder). A run
+    /// that could not produce its report leaves a `junit.xml` there with one errored case that
+    /// says why.
+    #[arg(long, requires = "report")]
+    done_file: Option<PathBuf>,
     #[command(flatten)]
     cluster: ClusterArgs,
 }
 
-/// Runs `hpa-conformance run`; `Err` is a usage or input problem to print (exit 2).
-pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, String> {
+/// Runs `hpa-conformance run`; `Err` is a usage or input problem to print (exit 2). With
+/// `--done-file`, the done file is written whatever happened.
+pub fn run(mut args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, String> {
+    let Some(done) = args.done_file.take() else {
+        return run_judged(args, out, err);
+    };
+    let dir = args.report.clone().unwrap_or_default();
+    let outcome = run_judged(args, out, err);
+    let missing = !dir.join("junit.xml").is_file();
+    let why = match &outcome {
+        Err(line) => Some(line.clone()),
+        Ok(code) if missing => Some(format!("the run ended (exit {code}) without its report")),
+        Ok(_) => None,
+    };
+    if let Some(why) = why {
+        let _ = std::fs::create_dir_all(&dir);
+        write_report_file(&dir.join("junit.xml"), &report::junit::run_error(&why))?;
+    }
+    let path = std::path::absolute(&dir).unwrap_or(dir);
+    write_report_file(&done, &path.display().to_string())?;
+    outcome
+}
+
+fn run_judged(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i32, String> {
     let RunArgs {
         paths,
         target,
@@ -84,7 +113,8 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
         expected_failures,
         claim,
         report: report_dir,
-        cluster,
+        done_file: _,
+        mut cluster,
     } = args;
     check_outputs(claim.as_deref(), report_dir.as_deref()).map_err(usage)?;
     let expected = match &expected_failures {
@@ -94,6 +124,10 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
     let fixed_gates =
         hpa_reference::settings::parse_gate_assignments(&feature_gates).map_err(usage)?;
     if target == "cluster" {
+        if let Some(j) = jobs {
+            // One case per namespace at once: --jobs says how many, as --parallel does.
+            cluster.parallel = usize::try_from(j).unwrap_or(usize::MAX);
+        }
         if profile.is_some_and(|p| p != Profile::Full)
             || expected_failures.is_some()
             || claim.is_some()
@@ -140,12 +174,14 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
     for line in &late {
         let _ = writeln!(err, "{line}");
     }
+    let corpus = CorpusId::of(&results, commit_of(&paths));
     let report = RunReport {
         target: target.name(),
         results,
         bad_input,
         profile: profile.or(judged).unwrap_or_default(),
         notes: case_notes(&cases),
+        corpus,
     };
     let mut code = deliver(&report, &cases, format, report_dir.as_deref(), out, err)?;
     if !late.is_empty() && code == exit::PASSED {
@@ -155,7 +191,6 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<i3
         let ctx = report::claim::ClaimContext {
             implementation,
             fixed_gates: opts.fixed_gates.clone(),
-            commit: corpus_commit(&paths),
             kubernetes_version,
             hello: target.last_hello(),
             expected_failures: expected.clone(),
@@ -280,7 +315,7 @@ pub struct ClusterArgs {
     /// (default: a third of the cluster's sync period, at least 2 s).
     #[arg(long)]
     margin_seconds: Option<f64>,
-    /// `--target cluster`: cases run at once, each in its own namespace.
+    /// `--target cluster`: cases run at once, each in its own namespace (`--jobs` says the same).
     #[arg(long, default_value_t = 12)]
     parallel: usize,
     /// `--target cluster`: only say which cases would run and why the others are skipped.
@@ -294,6 +329,12 @@ pub struct ClusterArgs {
     /// cluster's flags where the core shows that changes nothing, else are skipped.
     #[arg(long)]
     reconfigure_controller: bool,
+    /// `--target cluster`: use a cluster that was not made for the lane (its nodes lack the label
+    /// hpa-conformance.dev/disposable=true, or another service serves the metrics APIs, which
+    /// the lane's stub then takes over). Without it such a cluster is refused: the lane adds a
+    /// simulated node and runs pods, which would disrupt a cluster someone relies on.
+    #[arg(long)]
+    disposable_cluster: bool,
 }
 
 /// Reports what the target noticed after a case was over ([`Target::take_late_failures`]: a
@@ -419,30 +460,6 @@ pub(super) fn case_notes(cases: &[Case]) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The git commit of the corpus's folder (`git rev-parse HEAD`, `-dirty` when cases changed),
-/// when git answers.
-pub(super) fn corpus_commit(paths: &[PathBuf]) -> Option<String> {
-    let dir = paths.first()?;
-    let dir = if dir.is_dir() {
-        dir.clone()
-    } else {
-        dir.parent()?.to_path_buf()
-    };
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .arg("-C")
-            .arg(&dir)
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    let head = git(&["rev-parse", "HEAD"])?;
-    let dirty = git(&["status", "--porcelain", "--", "."]).is_some_and(|s| !s.is_empty());
-    Some(if dirty { format!("{head}-dirty") } else { head })
-}
-
 /// `run --target cluster`: the real-time lane.
 #[allow(clippy::too_many_arguments)]
 fn run_on_cluster(
@@ -479,6 +496,7 @@ fn run_on_cluster(
         margin: Duration::from_secs_f64(margin),
         parallel: args.parallel,
         reconfigure: args.reconfigure_controller,
+        disposable: args.disposable_cluster,
     };
     let paths = if paths.is_empty() {
         vec![PathBuf::from("cases")]
@@ -569,12 +587,14 @@ fn run_on_cluster(
         }
         Err(e) => return Err(usage(e)),
     };
+    let corpus = CorpusId::of(&results, commit_of(&paths));
     let report = RunReport {
         target: description,
         results,
         bad_input,
         profile: Profile::Full,
         notes: case_notes(&cases),
+        corpus,
     };
     let code = deliver(&report, &cases, format, report_dir.as_deref(), out, err)?;
     if code == exit::NOTHING_RAN {

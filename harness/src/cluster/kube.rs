@@ -21,6 +21,12 @@ use super::plan::WorkloadKind;
 pub const SIM_NODE: &str = "hpa-conformance-sim";
 /// The label that marks the namespaces of a run (value: the run id).
 pub const RUN_LABEL: &str = "hpa-conformance.dev/run";
+/// The label on every object the lane creates (namespaces, the simulated node and its Lease,
+/// each case's scale target and HPA; the pods are their controllers' and go with the
+/// namespace): what `hpa-conformance cluster-clean` removes.
+pub const MANAGED_LABEL: &str = "app.kubernetes.io/managed-by";
+/// [`MANAGED_LABEL`]'s value.
+pub const MANAGED_BY: &str = "hpa-conformance-lane";
 /// The image named by the scale target's pod template (never run: no kubelet runs these pods).
 pub const POD_IMAGE: &str = "hpa-conformance/app:1";
 
@@ -49,7 +55,11 @@ pub async fn ensure_sim_node(client: &Client) -> KubeResult<()> {
             "kind": "Node",
             "metadata": {
                 "name": SIM_NODE,
-                "labels": {"type": "hpa-conformance-sim", "kubernetes.io/hostname": SIM_NODE},
+                "labels": {
+                    "type": "hpa-conformance-sim",
+                    "kubernetes.io/hostname": SIM_NODE,
+                    MANAGED_LABEL: MANAGED_BY,
+                },
             },
             "spec": {
                 // Nothing but the cases' pods (bound by nodeName, tolerating everything) lands here.
@@ -62,7 +72,26 @@ pub async fn ensure_sim_node(client: &Client) -> KubeResult<()> {
             .await
             .map_err(err("creating the simulated node"))?;
     }
+    // Its Lease, created here (the heartbeat then applies it): a plain create, so that the
+    // permission it takes shows in an audit log as what it is.
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
+    let lease: Lease = serde_json::from_value(lease_of(now_micro())).map_err(|e| e.to_string())?;
+    match leases.create(&PostParams::default(), &lease).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.code == 409 => {}
+        Err(e) => return Err(format!("creating the simulated node's lease: {e}")),
+    }
     heartbeat(client).await
+}
+
+/// The simulated node's Lease, renewed at `now`.
+fn lease_of(now: MicroTime) -> Value {
+    json!({
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": SIM_NODE, "namespace": "kube-node-lease", "labels": {MANAGED_LABEL: MANAGED_BY}},
+        "spec": {"holderIdentity": SIM_NODE, "leaseDurationSeconds": 40, "renewTime": now}
+    })
 }
 
 /// Removes the simulated node at the end of a run (left behind it would turn NotReady: nothing
@@ -92,12 +121,7 @@ pub async fn heartbeat(client: &Client) -> KubeResult<()> {
         .await
         .map_err(err("updating the simulated node's status"))?;
     let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
-    let lease = json!({
-        "apiVersion": "coordination.k8s.io/v1",
-        "kind": "Lease",
-        "metadata": {"name": SIM_NODE, "namespace": "kube-node-lease"},
-        "spec": {"holderIdentity": SIM_NODE, "leaseDurationSeconds": 40, "renewTime": now_micro()}
-    });
+    let lease = lease_of(now_micro());
     leases
         .patch(
             SIM_NODE,
@@ -114,7 +138,7 @@ pub async fn create_namespace(client: &Client, name: &str, run: &str) -> KubeRes
     let api: Api<Namespace> = Api::all(client.clone());
     let ns: Namespace = serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Namespace",
-        "metadata": {"name": name, "labels": {RUN_LABEL: run}}
+        "metadata": {"name": name, "labels": {RUN_LABEL: run, MANAGED_LABEL: MANAGED_BY}}
     }))
     .map_err(|e| e.to_string())?;
     api.create(&PostParams::default(), &ns)
@@ -193,7 +217,7 @@ pub async fn create_workload(
     };
     let mut obj = json!({
         "apiVersion": ar.api_version, "kind": ar.kind,
-        "metadata": {"name": name, "namespace": ns},
+        "metadata": {"name": name, "namespace": ns, "labels": {MANAGED_LABEL: MANAGED_BY}},
         "spec": {"replicas": replicas, "selector": selector, "template": template}
     });
     if kind == WorkloadKind::StatefulSet {
@@ -258,6 +282,10 @@ pub async fn create_hpa(
 ) -> KubeResult<()> {
     let mut hpa = hpa.clone();
     hpa.metadata.namespace = Some(ns.to_string());
+    hpa.metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert(MANAGED_LABEL.into(), MANAGED_BY.into());
     hpa.status = None;
     let api: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
     api.create(&PostParams::default(), &hpa)
@@ -276,6 +304,10 @@ pub async fn try_create_hpa(
 ) -> KubeResult<Option<String>> {
     let mut hpa = hpa.clone();
     hpa.metadata.namespace = Some(ns.to_string());
+    hpa.metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert(MANAGED_LABEL.into(), MANAGED_BY.into());
     hpa.status = None;
     let api: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
     match api.create(&PostParams::default(), &hpa).await {

@@ -13,6 +13,8 @@
 //!   not matter;
 //! - [`reconfigure`]: with `--reconfigure-controller`, cases run in groups by the controller flags
 //!   they need, the controller restarted with each group's flags and put back afterwards;
+//! - [`safety`]: the lane refuses a cluster that is not made for it (unless
+//!   `--disposable-cluster`), and `cluster-clean` removes what it created;
 //! - [`check`]: the case's expectations over the samples, with a timing tolerance of one sync
 //!   period plus a stated margin.
 
@@ -23,6 +25,7 @@ pub mod plan;
 pub mod progress;
 pub mod rbac;
 pub mod reconfigure;
+pub mod safety;
 pub mod scale;
 pub mod seed;
 pub mod stub;
@@ -60,6 +63,9 @@ pub struct ClusterOptions {
     /// Reconfigure the controller for cases that need other flags than the cluster's
     /// (`--reconfigure-controller`; [`reconfigure`]), instead of posing them with the cluster's.
     pub reconfigure: bool,
+    /// The cluster may be disrupted though it is not one made for the lane
+    /// (`--disposable-cluster`; [`safety`]).
+    pub disposable: bool,
 }
 
 /// The lane could not run at all.
@@ -98,7 +104,8 @@ async fn connect(opts: &ClusterOptions) -> Result<(Client, String), ClusterError
 }
 
 /// A client for `context` of `kubeconfig` (defaults: `$KUBECONFIG` or `~/.kube/config`, its
-/// current context), checked by asking the API server its version; and the context's name.
+/// current context; with neither, in a pod, the pod's service account), checked by asking the
+/// API server its version; and the context's name.
 pub async fn connect_to(
     kubeconfig: Option<&std::path::Path>,
     context: Option<&str>,
@@ -110,7 +117,12 @@ pub async fn connect_to(
     let kubeconfig = match kubeconfig {
         Some(p) => Kubeconfig::read_from(p)
             .map_err(|e| ClusterError::Connect(format!("{}: {e}", p.display())))?,
-        None => Kubeconfig::read().map_err(|e| ClusterError::Connect(e.to_string()))?,
+        None => match Kubeconfig::read() {
+            Ok(k) => k,
+            // No kubeconfig, in a pod: the pod's service account.
+            Err(_) if context.is_none() && in_a_pod() => return in_cluster().await,
+            Err(e) => return Err(ClusterError::Connect(e.to_string())),
+        },
     };
     let context = context
         .map(str::to_string)
@@ -125,6 +137,23 @@ pub async fn connect_to(
         .await
         .map_err(|e| ClusterError::Connect(e.to_string()))?;
     Ok((client, context))
+}
+
+/// Whether this process runs in a pod (the API server's address in its environment).
+fn in_a_pod() -> bool {
+    std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
+}
+
+/// A client with the pod's service account, checked like [`connect_to`]'s.
+async fn in_cluster() -> Result<(Client, String), ClusterError> {
+    let config = ::kube::Config::incluster()
+        .map_err(|e| ClusterError::Connect(format!("in-cluster configuration: {e}")))?;
+    let client = Client::try_from(config).map_err(|e| ClusterError::Connect(e.to_string()))?;
+    client
+        .apiserver_version()
+        .await
+        .map_err(|e| ClusterError::Connect(e.to_string()))?;
+    Ok((client, "in-cluster".into()))
 }
 
 /// The progress line's word for an outcome.
@@ -178,7 +207,7 @@ fn namespace_name(name: &str, run: &str) -> String {
         .collect();
     base.truncate(34);
     let base = base.trim_matches('-');
-    let hash = crate::report::claim::fnv(&[name]);
+    let hash = crate::report::corpus::fnv(&[name]);
     format!("hpa-{base}-{}-{run}", &hash[..6])
 }
 
@@ -504,12 +533,20 @@ async fn run_all_async(
     };
     description.push_str(&groups_words(&groups, &opts.settings));
 
-    kube::ensure_sim_node(&client)
+    for line in safety::check(&client, opts.disposable)
         .await
-        .map_err(ClusterError::Connect)?;
+        .map_err(ClusterError::Connect)?
+    {
+        let _ = writeln!(std::io::stderr(), "cluster: {line}");
+    }
     let stub = stub::StubControl::connect(&client)
         .await
         .map_err(ClusterError::Connect)?;
+    if let Err(e) = kube::ensure_sim_node(&client).await {
+        // Nothing of a run that could not start stays behind.
+        kube::delete_sim_node(&client).await;
+        return Err(ClusterError::Connect(e));
+    }
     let run_id = format!(
         "{:x}",
         (k8s_openapi::jiff::Timestamp::now().as_millisecond() as u64) & 0xfffff
@@ -547,6 +584,9 @@ async fn run_all_async(
         p.close();
     }
     heartbeat.abort();
+    // Whatever namespace of the run is still there (a case that erred before removing its own)
+    // goes too, as does the simulated node.
+    kube::delete_run_namespaces(&client, &run_id).await;
     kube::delete_sim_node(&client).await;
     // The controller gets its own flags back, however the run ended.
     let mut restore_failed = None;

@@ -11,6 +11,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::RunReport;
+use super::corpus::CorpusId;
 use crate::profile::Profile;
 use crate::report::levels::level_counts;
 use crate::run::Outcome;
@@ -22,8 +23,6 @@ pub struct ClaimContext {
     pub implementation: Option<String>,
     /// Gates the run fixed (`--feature-gates`).
     pub fixed_gates: BTreeMap<String, bool>,
-    /// The corpus's git commit, when known.
-    pub commit: Option<String>,
     /// The Kubernetes release judged (`--kubernetes-version`).
     pub kubernetes_version: hpa_reference::KubernetesVersion,
     /// What the implementation declared in its `hello` (an `exec:` implementation).
@@ -75,7 +74,7 @@ struct Skipped<'a> {
 #[serde(rename_all = "camelCase")]
 struct Claim<'a> {
     statement: &'static str,
-    corpus: Corpus,
+    corpus: &'a CorpusId,
     implementation: String,
     /// The target without local paths: `exec:` and the program's file name with its arguments.
     target: String,
@@ -126,27 +125,6 @@ pub fn public_target(target: &str) -> String {
         .join(" ")
 }
 
-#[derive(Serialize)]
-struct Corpus {
-    commit: String,
-    cases: usize,
-    /// FNV-1a 64 over the sorted case names and files run, to tell corpora apart without git.
-    fingerprint: String,
-}
-
-/// FNV-1a 64 of `parts` (each followed by a NUL), as 16 hex digits: a short, stable name for
-/// a set of strings (the corpus fingerprint; the cluster lane's namespace suffix).
-pub(crate) fn fnv(parts: &[&str]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for p in parts {
-        for b in p.bytes().chain([0u8]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    format!("{h:016x}")
-}
-
 fn folder(file: &str) -> String {
     Path::new(file)
         .parent()
@@ -169,20 +147,9 @@ fn build<'a>(report: &'a RunReport, ctx: &'a ClaimContext) -> Claim<'a> {
             _ => c.failed += 1,
         }
     }
-    let mut names: Vec<String> = report
-        .results
-        .iter()
-        .map(|r| format!("{}\u{0}{}", r.name, r.file))
-        .collect();
-    names.sort();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     Claim {
         statement: "hpa-conformance conformance statement",
-        corpus: Corpus {
-            commit: ctx.commit.clone().unwrap_or_else(|| "unknown".into()),
-            cases: report.results.len(),
-            fingerprint: fnv(&refs),
-        },
+        corpus: &report.corpus,
         implementation: ctx
             .implementation
             .clone()

@@ -128,6 +128,13 @@ pub fn render(report: &RunReport, cases: &[Case]) -> String {
             )
         }
     );
+    let _ = writeln!(
+        out,
+        "<p id=\"corpus\">corpus commit <code>{}</code>, {} cases, fingerprint <code>{}</code></p>",
+        escape(&report.corpus.commit),
+        report.corpus.cases,
+        escape(&report.corpus.fingerprint)
+    );
     folder_summary(report, &mut out);
     if !report.bad_input.is_empty() {
         let _ = writeln!(

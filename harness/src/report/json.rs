@@ -66,6 +66,7 @@ struct JsonSummary {
 #[derive(Serialize)]
 struct JsonReport<'a> {
     target: &'a str,
+    corpus: &'a super::corpus::CorpusId,
     summary: JsonSummary,
     cases: Vec<JsonCase<'a>>,
     bad_input: Vec<JsonBadInput>,
@@ -85,6 +86,7 @@ pub fn write(report: &RunReport, out: &mut dyn Write) -> std::io::Result<()> {
     let (passed, failed, skipped) = report.counts();
     let doc = JsonReport {
         target: &report.target,
+        corpus: &report.corpus,
         summary: JsonSummary {
             passed,
             failed,

@@ -26,9 +26,31 @@ fn failure_line(f: &Failure) -> String {
     )
 }
 
+/// A JUnit report for a run that could not produce its own: one errored case, `hpa-conformance
+/// run`, whose message is `why` (what a collector such as Sonobuoy then shows as the failure).
+pub fn run_error(why: &str) -> String {
+    let mut suite = TestSuite::new("hpa-conformance");
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    status.set_message(xml_safe(why.lines().next().unwrap_or_default()));
+    status.set_description(xml_safe(why));
+    suite.add_test_case(TestCase::new("hpa-conformance run", status));
+    let mut report = Report::new("hpa-conformance");
+    report.add_test_suite(suite);
+    report.to_string().unwrap_or_default()
+}
+
 /// Renders the report.
 pub fn render(report: &RunReport) -> String {
     let mut suite = TestSuite::new(xml_safe(&format!("hpa-conformance ({})", report.target)));
+    // Which corpus was judged, as the suite's properties.
+    let c = &report.corpus;
+    for (name, value) in [
+        ("corpus.commit", c.commit.clone()),
+        ("corpus.cases", c.cases.to_string()),
+        ("corpus.fingerprint", c.fingerprint.clone()),
+    ] {
+        suite.add_property(quick_junit::Property::new(name, xml_safe(&value)));
+    }
     for r in &report.results {
         let status = match &r.outcome {
             Outcome::Passed => TestCaseStatus::success(),

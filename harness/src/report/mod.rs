@@ -1,8 +1,10 @@
 //! Reports: consumers of case results. Human text ([`human`]), one JSON document ([`json`]),
 //! JUnit XML ([`junit`]), an offline HTML page ([`html`]), the tick-by-tick explanation table
-//! ([`explain`]), replica timelines ([`timeline`]) and the conformance statement ([`claim`]).
+//! ([`explain`]), replica timelines ([`timeline`]) and the conformance statement ([`claim`]);
+//! each says which corpus it judged ([`corpus`]).
 
 pub mod claim;
+pub mod corpus;
 pub mod explain;
 pub mod html;
 pub mod human;
@@ -76,6 +78,8 @@ pub struct RunReport {
     /// Each case's `notes` (its arithmetic, where docs and upstream differ), by case name: shown
     /// with a failure.
     pub notes: std::collections::BTreeMap<String, String>,
+    /// The corpus the run judged: its commit and fingerprint.
+    pub corpus: corpus::CorpusId,
 }
 
 impl RunReport {
@@ -147,6 +151,7 @@ mod tests {
             bad_input: Vec::new(),
             profile: crate::profile::Profile::Full,
             notes: Default::default(),
+            corpus: Default::default(),
         };
         assert!(
             human::render(&report)
