@@ -360,3 +360,12 @@ fuzz-inputs SECONDS="60":
 [doc("The harness as an in-cluster Job: report, least privilege, kill + cluster-clean")]
 kind-in-cluster *CASES:
     kind-config/in-cluster/run.sh {{CASES}}
+
+# hpa-conformance as a Sonobuoy plugin (kind-config/sonobuoy/hpa-conformance.yaml) on the running kind
+# cluster (x SCALE, the metrics stub deployed): Sonobuoy v0.57.5 built here (CLI and image), the
+# plugin run, its tarball retrieved into target/kind-sonobuoy/ and `sonobuoy results` checked against
+# the harness's own report. CASES default: kind-config/in-cluster/cases.txt.
+[group('kind')]
+[doc("hpa-conformance as a Sonobuoy plugin on the kind cluster; results checked")]
+kind-sonobuoy SCALE="5" *CASES:
+    kind-config/sonobuoy/run.sh {{SCALE}} {{CASES}}

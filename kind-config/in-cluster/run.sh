@@ -127,3 +127,36 @@ cargo run -q -p hpa-harness -- cluster-clean --kubeconfig "$KUBECONFIG" | tee "$
 still=$(kubectl get namespaces,nodes -l "$managed" -o name; kubectl -n kube-node-lease get leases -l "$managed" -o name)
 [ -z "$still" ] || die "after cluster-clean: $still"
 log "kill test: nothing of the lane's left after cluster-clean"
+
+# 4. Safety, from outside (the host's harness): a cluster not made for the lane is refused before
+# anything is touched — another service serving metrics.k8s.io, a node without the label — and
+# --disposable-cluster takes the metrics APIs over for the stub and runs.
+version=$(kind-config/scripts/cluster-version.sh)
+lane=(cargo run -q -p hpa-harness -- run --target cluster --kubeconfig "$KUBECONFIG" --time-scale 5
+  --kubernetes-version "$version" --feature-gates HPAScaleToZero=true cases/algorithm/min-max-clamping.yaml)
+restore() {
+  kubectl apply -f kind-config/metrics-stub/apiservices.yaml >/dev/null 2>&1 || true
+  kubectl label node "$node" hpa-conformance.dev/disposable=true --overwrite >/dev/null 2>&1 || true
+}
+trap restore EXIT
+refused() { # FILE TEXT: the lane exited 2, said TEXT, and created nothing
+  local rc=0 before
+  # (A run's namespaces can still be terminating: their pods wait for the pod GC once the
+  # simulated node is gone.)
+  before=$(kubectl get namespaces,nodes -l "$managed" -o name)
+  "${lane[@]}" >"$1" 2>&1 || rc=$?
+  [ "$rc" = 2 ] && grep -qF "$2" "$1" || { cat "$1" >&2; die "safety: expected exit 2 and \"$2\" (exit $rc)"; }
+  [ "$(kubectl get namespaces,nodes -l "$managed" -o name)" = "$before" ] || die "safety: a refused run created objects"
+}
+kubectl patch apiservice v1beta1.metrics.k8s.io --type merge \
+  -p '{"spec":{"service":{"namespace":"kube-system","name":"metrics-server"}}}' >/dev/null
+refused "$out/refused-metrics.txt" \
+  "refusing to touch this cluster: it serves the metrics APIs from another service (v1beta1.metrics.k8s.io from kube-system/metrics-server)"
+log "safety: a foreign metrics.k8s.io refused: $(grep -o 'refusing.*' "$out/refused-metrics.txt" | cut -c1-160)…"
+"${lane[@]}" --disposable-cluster >"$out/disposable.txt" 2>&1 || { cat "$out/disposable.txt" >&2; die "safety: the --disposable-cluster run failed"; }
+[ "$(kubectl get apiservice v1beta1.metrics.k8s.io -o jsonpath='{.spec.service.name}')" = hpa-metrics-stub ] ||
+  die "safety: --disposable-cluster did not register the stub for metrics.k8s.io"
+log "safety: --disposable-cluster took metrics.k8s.io over and the case ran: $(grep -o '^conformance:.*' "$out/disposable.txt")"
+kubectl label node "$node" hpa-conformance.dev/disposable- >/dev/null
+refused "$out/refused-nodes.txt" "its nodes are not the lane's ($node without the label hpa-conformance.dev/disposable=true)"
+log "safety: a node without the label refused"
