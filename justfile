@@ -278,17 +278,19 @@ kind-validation:
 
 # --- the reference controller in kind (kind-config/reference/) ---
 
-# Build the images: hpa-reference and the metrics stub, static musl binaries FROM scratch, non-root;
-# tagged :<binary hash>, :dev and :src-<inputs hash> (rebuilt only when the inputs change). Prints sizes.
+# Build the images: hpa-reference, the metrics stub and the harness (the corpus baked in, its commit
+# and fingerprint in the labels), static musl binaries FROM scratch, non-root; tagged :<binary hash>,
+# :dev and :src-<inputs hash> (rebuilt only when the inputs change). Prints sizes.
 [group('reference')]
-[doc("Build the hpa-reference and metrics stub images (static musl, FROM scratch)")]
+[doc("Build the hpa-reference, metrics stub and harness images (static musl, FROM scratch)")]
 images:
     kind-config/scripts/image.sh
 
 # Container-level tests of the images (testcontainers, local engine, nothing pulled): the stub serves its
-# three APIs over TLS, the controller runs non-root on a read-only root fs and answers /healthz.
+# three APIs over TLS, the controller runs non-root on a read-only root fs and answers /healthz, the
+# harness runs its baked-in corpus on the same terms and its report names the corpus its labels name.
 [group('reference')]
-[doc("Container-level tests of both images (testcontainers, nothing pulled)")]
+[doc("Container-level tests of the three images (testcontainers, nothing pulled)")]
 image-test: images
     cargo test -p hpa-conformance-tests --test images -- --ignored
 
