@@ -7,7 +7,7 @@
 # checks it (the done file names it; junit.xml and report.json agree; something passed, nothing
 # failed), then proves the service account's least privilege from the API server's audit log
 # (`hpa-conformance rbac-audit` against kind-config/in-cluster/base/rbac.yaml: every request allowed
-# and covered, every rule used).
+# and covered, every rule used; base/rbac-conditional.yaml's rules may go unused).
 # Then the kill test: the Job started again and its pod killed mid-run (namespaces and the
 # simulated node left behind), `hpa-conformance cluster-clean` removes them all, and nothing the
 # lane labels is left.
@@ -101,6 +101,7 @@ PY
 docker exec "$node" sh -c 'cat /var/log/kubernetes/audit/audit*.log' |
   jq -c --arg t "$since" 'select(.requestReceivedTimestamp >= $t)' >"$out/audit.log"
 cargo run -q -p hpa-harness -- rbac-audit --audit-log "$out/audit.log" --rbac "$here/base/rbac.yaml" \
+  --rbac-conditional "$here/base/rbac-conditional.yaml" \
   --user system:serviceaccount:$ns:hpa-conformance | tee "$out/rbac.txt"
 
 # 3. The kill test: the Job's pod killed mid-run, then cluster-clean.

@@ -21,6 +21,10 @@ pub struct RbacAuditArgs {
         default_value = "system:serviceaccount:hpa-reference:hpa-reference"
     )]
     user: String,
+    /// RBAC manifests of what only some runs need: their rules cover requests too, and may go
+    /// unused without failing the audit.
+    #[arg(long)]
+    rbac_conditional: Option<PathBuf>,
 }
 
 /// Runs `hpa-conformance rbac-audit`; `Err` is a usage or input problem to print (exit 2).
@@ -29,13 +33,19 @@ pub fn run(args: RbacAuditArgs, out: &mut dyn Write, _err: &mut dyn Write) -> Re
         audit_log,
         rbac,
         user,
+        rbac_conditional,
     } = args;
     use crate::cluster::rbac;
     let read = |p: &PathBuf| {
         std::fs::read_to_string(p).map_err(|e| usage(format!("{}: {e}", p.display())))
     };
     let grants = rbac::grants(&read(&rbac)?).map_err(usage)?;
-    let verdict = rbac::audit(&grants, &rbac::requests(&read(&audit_log)?, &user));
+    let conditional = match &rbac_conditional {
+        Some(p) => rbac::grants(&read(p)?).map_err(usage)?,
+        None => Vec::new(),
+    };
+    let requests = rbac::requests(&read(&audit_log)?, &user);
+    let verdict = rbac::audit_with(&grants, &conditional, &requests);
     emit(out, &verdict.report())?;
     Ok(if verdict.passed() {
         exit::PASSED

@@ -77,6 +77,9 @@ pub struct Audit {
     pub uncovered: Vec<Request>,
     /// Each grant with the number of requests it covered; zero means unused.
     pub used: Vec<(Grant, usize)>,
+    /// Each conditional grant (what only some runs need: a request it covers is covered, and it
+    /// may go unused) with the number of requests it covered.
+    pub conditional: Vec<(Grant, usize)>,
     /// Requests RBAC allowed that admission refused (403 after `allow`): counted, not failures.
     pub admission_refusals: usize,
 }
@@ -96,6 +99,10 @@ impl Audit {
         for (g, n) in &self.used {
             let mark = if *n > 0 { "used" } else { "UNUSED" };
             out.push_str(&format!("  {mark:6} {n:6}  {g}\n"));
+        }
+        for (g, n) in &self.conditional {
+            let mark = if *n > 0 { "used" } else { "unused" };
+            out.push_str(&format!("  {mark:6} {n:6}  {g} (conditional)\n"));
         }
         for r in &self.denied {
             out.push_str(&format!("  DENIED {} {}\n", r.verb, r.uri));
@@ -278,7 +285,13 @@ fn covers(grant: &Grant, request: &Request) -> bool {
 
 /// Checks the requests against the grants.
 pub fn audit(grants: &[Grant], requests: &[Request]) -> Audit {
+    audit_with(grants, &[], requests)
+}
+
+/// [`audit`], with `conditional` grants that cover requests too but need not be used.
+pub fn audit_with(grants: &[Grant], conditional: &[Grant], requests: &[Request]) -> Audit {
     let mut used: BTreeMap<&Grant, usize> = grants.iter().map(|g| (g, 0)).collect();
+    let mut cond: BTreeMap<&Grant, usize> = conditional.iter().map(|g| (g, 0)).collect();
     let mut out = Audit {
         requests: requests.len(),
         ..Audit::default()
@@ -303,10 +316,19 @@ pub fn audit(grants: &[Grant], requests: &[Request]) -> Audit {
             }
         }
         if !covered {
+            for g in conditional.iter().filter(|g| covers(g, r)) {
+                covered = true;
+                if let Some(n) = cond.get_mut(g) {
+                    *n += 1;
+                }
+            }
+        }
+        if !covered {
             out.uncovered.push(r.clone());
         }
     }
     out.used = used.into_iter().map(|(g, n)| (g.clone(), n)).collect();
+    out.conditional = cond.into_iter().map(|(g, n)| (g.clone(), n)).collect();
     out
 }
 
@@ -415,6 +437,32 @@ metadata: {name: sa, namespace: sys}
 
         // Nothing audited is not a pass.
         assert!(!audit(&g, &[]).passed());
+
+        // A conditional grant covers what it grants, used or not; what it does not grant is
+        // still uncovered, and the required grants must still all be used.
+        let required = grants(
+            "kind: ClusterRole\nmetadata: {name: c}\nrules: [{apiGroups: [autoscaling], resources: [horizontalpodautoscalers], verbs: [list]}]",
+        )
+        .unwrap();
+        let conditional = grants(
+            "kind: ClusterRole\nmetadata: {name: c}\nrules: [{apiGroups: [\"\"], resources: [pods], verbs: [delete]}]",
+        )
+        .unwrap();
+        let a = audit_with(&required, &conditional, &requests(&one, me));
+        assert!(a.passed(), "{}", a.report());
+        assert!(
+            a.report()
+                .contains("unused      0  delete core/pods (conditional)"),
+            "{}",
+            a.report()
+        );
+        let deleted = format!("{one}\n{}", line(me, "delete - pods - ns1 p", 200));
+        let a = audit_with(&required, &conditional, &requests(&deleted, me));
+        assert!(a.passed(), "{}", a.report());
+        assert_eq!(a.conditional[0].1, 1);
+        let got = format!("{deleted}\n{}", line(me, "get - pods - ns1 p", 200));
+        let a = audit_with(&required, &conditional, &requests(&got, me));
+        assert!(!a.passed() && a.uncovered.len() == 1, "{}", a.report());
     }
 
     #[test]
