@@ -188,26 +188,12 @@ pub async fn clean(client: &Client, wait: Duration) -> KubeResult<Cleaned> {
         cleaned.namespaces.push(name);
     }
     let nodes: Api<Node> = Api::all(client.clone());
-    for node in nodes
-        .list(&lp)
-        .await
-        .map_err(|e| format!("listing the lane's nodes: {e}"))?
-    {
-        if let Some(name) = node.metadata.name {
-            let _ = nodes.delete(&name, &DeleteParams::default()).await;
-            cleaned.others.push(format!("node/{name}"));
-        }
+    for name in delete_listed(&nodes, &lp, "nodes").await? {
+        cleaned.others.push(format!("node/{name}"));
     }
     let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
-    for lease in leases
-        .list(&lp)
-        .await
-        .map_err(|e| format!("listing the lane's leases: {e}"))?
-    {
-        if let Some(name) = lease.metadata.name {
-            let _ = leases.delete(&name, &DeleteParams::default()).await;
-            cleaned.others.push(format!("lease/kube-node-lease/{name}"));
-        }
+    for name in delete_listed(&leases, &lp, "leases").await? {
+        cleaned.others.push(format!("lease/kube-node-lease/{name}"));
     }
     let until = Instant::now() + wait;
     loop {
@@ -230,6 +216,25 @@ pub async fn clean(client: &Client, wait: Duration) -> KubeResult<Cleaned> {
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
+}
+
+/// Deletes every object `lp` lists of `api` (best effort each); their names.
+async fn delete_listed<K>(api: &Api<K>, lp: &ListParams, what: &str) -> KubeResult<Vec<String>>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let mut names = Vec::new();
+    for obj in api
+        .list(lp)
+        .await
+        .map_err(|e| format!("listing the lane's {what}: {e}"))?
+    {
+        if let Some(name) = obj.meta().name.clone() {
+            let _ = api.delete(&name, &DeleteParams::default()).await;
+            names.push(name);
+        }
+    }
+    Ok(names)
 }
 
 #[cfg(test)]
