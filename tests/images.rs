@@ -16,10 +16,10 @@ use testcontainers::core::{AccessMode, IntoContainerPort, Mount, WaitFor};
 use testcontainers::runners::AsyncRunner;
 use testcontainers::{GenericImage, ImageExt};
 
-/// The image's configured user, from the engine.
-fn image_user(image: &str) -> anyhow::Result<String> {
+/// What `docker image inspect -f FORMAT` says of the image.
+fn inspect(image: &str, format: &str) -> anyhow::Result<String> {
     let out = std::process::Command::new("docker")
-        .args(["image", "inspect", "-f", "{{.Config.User}}", image])
+        .args(["image", "inspect", "-f", format, image])
         .output()
         .context("docker image inspect")?;
     if !out.status.success() {
@@ -29,6 +29,11 @@ fn image_user(image: &str) -> anyhow::Result<String> {
         );
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The image's configured user, from the engine.
+fn image_user(image: &str) -> anyhow::Result<String> {
+    inspect(image, "{{.Config.User}}")
 }
 
 /// One HTTP/1.1 GET over `stream`: the status code and the body.
@@ -257,14 +262,7 @@ async fn the_controller_image_runs_as_non_root_on_a_read_only_root_and_answers_h
 
 /// The image's label `name`.
 fn image_label(image: &str, name: &str) -> anyhow::Result<String> {
-    let out = std::process::Command::new("docker")
-        .args(["image", "inspect", "-f"])
-        .arg(format!("{{{{index .Config.Labels \"{name}\"}}}}"))
-        .arg(image)
-        .output()
-        .context("docker image inspect")?;
-    anyhow::ensure!(out.status.success(), "{image} is not built");
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    inspect(image, &format!("{{{{index .Config.Labels \"{name}\"}}}}"))
 }
 
 #[tokio::test]
