@@ -80,8 +80,10 @@ snapshots:
 # benchmark (valgrind).
 # `just bench kind-scale [HPAS]`: the scale benchmark on kind, kube-controller-manager's HPA
 # controller vs the deployed reference (kind-config/scripts/kind-scale.sh; ~25 min for 1,000 HPAs).
+# `just bench kind-jobs [JOBS] [CASES…]`: the corpus on a three-node kind cluster at --jobs JOBS and
+# --jobs 1, and where the limit is (kind-config/scripts/kind-jobs.sh; ~2.5 h for the whole corpus).
 [group('performance')]
-[doc("Benchmarks, printed figures: corpus, decision, upstream, upstream-corpus, fuzz, callgrind, kind-scale")]
+[doc("Benchmarks, printed figures: corpus, decision, upstream, upstream-corpus, fuzz, callgrind, kind-scale, kind-jobs")]
 bench *WHICH:
     scripts/bench.sh {{WHICH}}
 
@@ -313,6 +315,23 @@ kind-deploy SCALE="5":
 [doc("Least privilege of the deployed reference, from the API server's audit log")]
 kind-rbac:
     kind-config/reference/rbac-check.sh
+
+# The fault matrix (kind-config/faults/run.sh): on its own x5 cluster, kube-controller-manager's HPA
+# controller and then the deployed reference, each through kube-apiserver and etcd restarts, APF
+# throttling, SIGKILL, the metrics APIs away and scale updates refused, injected mid-case; one table
+# of wrong scale decisions and recovery times (target/kind-faults/table.txt). FAULTS: a subset.
+[group('reference')]
+[doc("The fault matrix: KCM's HPA controller vs the deployed reference through cluster faults")]
+kind-faults *FAULTS: engine
+    kind-config/faults/run.sh {{FAULTS}}
+
+# The fault matrix's short version (CI's): on the running x5 cluster and the controller it runs (the
+# deployed reference in kind-ci), SIGKILL and refused scale updates, each judged against the case's
+# run on the reference core (BASELINE=core).
+[group('reference')]
+[doc("The fault matrix's short version on the running cluster (CI)")]
+kind-faults-ci:
+    FAULTS_CLUSTER=current BASELINE=core kind-config/faults/run.sh sigkill scale-refused
 
 # Delete the deployed reference's leader in the middle of a case: the standby takes the Lease within the
 # lease duration and the case still passes with exactly two rescales (x5 cluster, after kind-deploy 5).

@@ -3,7 +3,8 @@
 # case. Runs cases/lifecycle/controller-failover-scales-again.yaml on the x5 no-HPA cluster (after
 # `just kind-deploy 5`); once the first scale-up has happened, deletes the pod holding the Lease and
 # checks that:
-#   - the other replica takes the Lease within the lease duration (3 s at x5);
+#   - the other replica takes the Lease within its retry period (2 s) plus a second: the deleted
+#     leader hands the Lease back as it stops, so nobody waits out the lease (15 s);
 #   - the case still passes (the second scale-up on time; no value that is not in the trajectory);
 #   - SuccessfulRescale was recorded exactly twice (no double scale by two leaders).
 # Prints the takeover time. Reports in target/kind-failover/.
@@ -13,7 +14,8 @@ use_cluster
 here=$(cd "$(dirname "$0")" && pwd)
 root=$REPO_ROOT
 case_file=cases/lifecycle/controller-failover-scales-again.yaml
-lease_seconds=3
+lease_seconds=15
+retry_seconds=2
 now_ms() { date +%s%3N; }
 
 cd "$root"
@@ -46,17 +48,17 @@ log "case namespace $ns; leader $holder: deleting pod $pod"
 t0=$(now_ms)
 kubectl -n hpa-reference delete pod "$pod" --wait=false >/dev/null
 new=
-while [ $(( $(now_ms) - t0 )) -lt $(( lease_seconds * 1000 * 5 )) ]; do
+while [ $(( $(now_ms) - t0 )) -lt $(( lease_seconds * 1000 * 2 )) ]; do
   new=$(kubectl -n hpa-reference get lease hpa-reference -o jsonpath='{.spec.holderIdentity}')
   if [ -n "$new" ] && [ "$new" != "$holder" ]; then break; fi
   new=
   sleep 0.1
 done
 took=$(( $(now_ms) - t0 ))
-[ -n "$new" ] || { log "no replica took the Lease within $(( lease_seconds * 5 )) s"; exit 1; }
-log "Lease taken by $new $took ms after the delete (lease duration ${lease_seconds} s)"
-if [ "$took" -gt $(( lease_seconds * 1000 )) ]; then
-  log "FAIL: the takeover took longer than the lease duration"
+[ -n "$new" ] || { log "no replica took the Lease within $(( lease_seconds * 2 )) s"; exit 1; }
+log "Lease taken by $new $took ms after the delete (retry period ${retry_seconds} s, lease duration ${lease_seconds} s)"
+if [ "$took" -gt $(( (retry_seconds + 1) * 1000 )) ]; then
+  log "FAIL: the takeover took longer than the retry period and a second: the leader did not hand the Lease over"
   exit 1
 fi
 

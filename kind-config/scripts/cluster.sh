@@ -12,11 +12,19 @@
 #   down       deletes the cluster (and its anonymous /var volume) and that kubeconfig.
 # The cluster name is hpa-conformance; KIND_CLUSTER_NAME overrides it (kubeconfig then
 # .cache/kind/kubeconfig-<name>), e.g. to run a second cluster beside a shared one.
+# KIND_WORKERS=N adds N worker nodes to CONFIG's control plane (the multi-node measurement of
+# docs/performance.md). The node image's static bridge CNI gives every node the same pod subnet,
+# so pods can reach pods on their own node only: the workers are tainted
+# hpa-conformance.dev/no-pods:NoSchedule (only DaemonSets' host-network pods run there) and the
+# control plane's taint is removed, so the stub, CoreDNS and the reference stay on the node the API
+# server reaches. The lane's pods land on its simulated node in any case.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
 cmd=${1:?usage: cluster.sh up [CONFIG] [VERSION] | down}
 NAME=${KIND_CLUSTER_NAME:-$CLUSTER_NAME}
+WORKERS=${KIND_WORKERS:-0}
+[[ $WORKERS =~ ^[0-9]+$ ]] || die "KIND_WORKERS must be a number of worker nodes, not '$WORKERS'"
 KUBECONFIG_OUT=$REPO_ROOT/.cache/kind/kubeconfig
 [ "$NAME" = "$CLUSTER_NAME" ] || KUBECONFIG_OUT=$REPO_ROOT/.cache/kind/kubeconfig-$NAME
 # What the running cluster was created from (machine-wide: every clone sees the same docker).
@@ -27,6 +35,28 @@ pick_docker || die "docker is not answering: run \`just engine\` first"
 
 cluster_exists() { kind get clusters 2>/dev/null | grep -qx "$NAME"; }
 node_running() { [ "$("$DOCKER" inspect -f '{{.State.Running}}' "$NAME-control-plane" 2>/dev/null)" = true ]; }
+# CONFIG with KIND_WORKERS worker nodes put into its nodes list (before kubeadmConfigPatches, the
+# top-level key that follows it in every config here), each labelled disposable and tainted.
+with_workers() {
+  awk -v n="$WORKERS" '
+    /^kubeadmConfigPatches:/ && !done {
+      for (i = 0; i < n; i++) {
+        print "  - role: worker"
+        print "    labels:"
+        print "      hpa-conformance.dev/disposable: \"true\""
+        print "    kubeadmConfigPatches:"
+        print "      - |"
+        print "        kind: JoinConfiguration"
+        print "        nodeRegistration:"
+        print "          taints:"
+        print "            - key: hpa-conformance.dev/no-pods"
+        print "              effect: NoSchedule"
+      }
+      done = 1
+    }
+    { print }
+    END { if (n > 0 && !done) exit 3 }'
+}
 
 case "$cmd" in
   up)
@@ -44,6 +74,7 @@ case "$cmd" in
     fi
     "$KIND_CONFIG_DIR/scripts/tools.sh" "$K8S_MINOR"
     want="image=$image config=$(basename "$config") sha256=$(sha256sum <"$config" | cut -c1-16)"
+    [ "$WORKERS" = 0 ] || want="$want workers=$WORKERS"
     if cluster_exists && node_running && [ "$(cat "$STATE" 2>/dev/null)" = "$want" ]; then
       log "cluster $NAME already runs $want: kept"
     else
@@ -55,7 +86,8 @@ case "$cmd" in
       t=$(date +%s)
       # Host paths in a config are written relative to kind-config/ as @KIND_CONFIG_DIR@.
       rendered=$(mktemp --suffix=.yaml)
-      sed "s#@KIND_CONFIG_DIR@#$KIND_CONFIG_DIR#g" "$config" >"$rendered"
+      sed "s#@KIND_CONFIG_DIR@#$KIND_CONFIG_DIR#g" "$config" | with_workers >"$rendered" ||
+        die "$(basename "$config") has no top-level kubeadmConfigPatches to put the workers before"
       kind create cluster --name "$NAME" --image "$image" --config "$rendered" --kubeconfig "$KUBECONFIG_OUT" --wait 2m
       rm -f "$rendered"
       echo "$want" >"$STATE"
@@ -65,6 +97,13 @@ case "$cmd" in
     export KUBECONFIG=$KUBECONFIG_OUT
     t=$(date +%s)
     kubectl wait --for=condition=Ready node -l "type!=hpa-conformance-sim" --timeout=180s >/dev/null  # kind's node(s); not the harness's simulated one
+    if [ "$WORKERS" != 0 ]; then
+      # With workers kind keeps the control plane's taint: removed, so that what needs its pod IP
+      # reached (the stub) or reaches others by pod IP (CoreDNS) runs there (see above).
+      kubectl taint node "$NAME-control-plane" node-role.kubernetes.io/control-plane:NoSchedule- >/dev/null 2>&1 || true
+      kubectl -n kube-system get pods -o wide --no-headers | awk -v cp="$NAME-control-plane" '$7 != cp && $7 != "<none>" && $1 !~ /^kube-proxy-/ {print $1}' |
+        xargs -r kubectl -n kube-system delete pod >/dev/null
+    fi
     # kube-system pods appear over the first seconds (kube-proxy, coredns): wait for the set to settle.
     for _ in $(seq 1 90); do
       n=$(kubectl -n kube-system get pods --no-headers 2>/dev/null | wc -l)

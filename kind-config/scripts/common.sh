@@ -102,3 +102,24 @@ use_cluster() {
   [ "$cluster" = "$CLUSTER_NAME" ] || kubeconfig=$kubeconfig-$cluster
   export KUBECONFIG=${KUBECONFIG:-$kubeconfig}
 }
+
+# Switches kube-controller-manager's HPA controller off on the kind node $1 (its static pod
+# manifest edited: `--controllers=…,-horizontal-pod-autoscaler-controller`) and waits until KCM
+# runs again without it — so that another HPA controller can take its place.
+kcm_hpa_off() {
+  local node=$1 manifest=/etc/kubernetes/manifests/kube-controller-manager.yaml args= ready=
+  "$DOCKER" exec "$node" grep -q -- '--controllers=\*,bootstrapsigner,tokencleaner$' "$manifest" \
+    || die "unexpected --controllers in $manifest"
+  "$DOCKER" exec "$node" sed -i \
+    's/--controllers=\*,bootstrapsigner,tokencleaner$/--controllers=*,bootstrapsigner,tokencleaner,-horizontal-pod-autoscaler-controller/' \
+    "$manifest"
+  for _ in $(seq 120); do
+    args=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
+      -o jsonpath='{.items[0].spec.containers[0].command}' 2>/dev/null || true)
+    ready=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
+      -o jsonpath='{.items[0].status.containerStatuses[0].ready}' 2>/dev/null || true)
+    if grep -q -- '-horizontal-pod-autoscaler-controller' <<<"$args" && [ "$ready" = true ]; then return 0; fi
+    sleep 1
+  done
+  die "kube-controller-manager did not restart without its HPA controller"
+}

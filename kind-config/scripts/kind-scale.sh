@@ -22,6 +22,7 @@ bin=$REPO_ROOT/target/release/hpa-conformance
 (cd "$REPO_ROOT" && cargo build -q --release -p hpa-harness)
 "$KIND_CONFIG_DIR/scripts/cluster.sh" up cluster.yaml
 use_cluster
+pick_docker || die "docker is not answering: run \`just engine\` first"
 node=${cluster}-control-plane
 "$KIND_CONFIG_DIR/metrics-stub/deploy.sh"
 
@@ -49,21 +50,7 @@ log "measuring kube-controller-manager's HPA controller"
 measure kube-controller-manager kube-controller kcm
 
 log "switching kube-controller-manager's HPA controller off"
-manifest=/etc/kubernetes/manifests/kube-controller-manager.yaml
-docker exec "$node" grep -q -- '--controllers=\*,bootstrapsigner,tokencleaner$' "$manifest" \
-  || die "unexpected --controllers in $manifest"
-docker exec "$node" sed -i \
-  's/--controllers=\*,bootstrapsigner,tokencleaner$/--controllers=*,bootstrapsigner,tokencleaner,-horizontal-pod-autoscaler-controller/' \
-  "$manifest"
-for _ in $(seq 120); do
-  args=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
-    -o jsonpath='{.items[0].spec.containers[0].command}' 2>/dev/null || true)
-  ready=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
-    -o jsonpath='{.items[0].status.containerStatuses[0].ready}' 2>/dev/null || true)
-  if grep -q -- '-horizontal-pod-autoscaler-controller' <<<"$args" && [ "$ready" = true ]; then break; fi
-  sleep 1
-done
-grep -q -- '-horizontal-pod-autoscaler-controller' <<<"$args" || die "kube-controller-manager did not restart without its HPA controller"
+kcm_hpa_off "$node"
 
 log "deploying the reference controller"
 "$KIND_CONFIG_DIR/reference/deploy.sh" 1

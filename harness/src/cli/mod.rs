@@ -62,6 +62,10 @@ pub enum Command {
     /// The scale benchmark on kind: `load`, `measure`, `table` (`just bench kind-scale` runs
     /// them around switching kube-controller-manager's HPA controller for the reference).
     KindScale(crate::cluster::scale::Args),
+    /// The fault matrix on kind, the harness's part: `first-read` (how soon the controller reads
+    /// metrics after a fault), `judge` (a faulted run against the fault-free one), `table`
+    /// (`just kind-faults` injects the faults).
+    KindFaults(crate::cluster::faults::Args),
     /// Print the JSON Schema of case files (`cases/schema.json`), or with `--protocol` of the
     /// step protocol's messages (`harness/protocol.schema.json`).
     Schema(schema::SchemaArgs),
@@ -113,6 +117,10 @@ fn dispatch(command: Command, out: &mut dyn Write, err: &mut dyn Write) -> Resul
         Command::Lint(args) => lint::run(args, out, err),
         Command::KindScale(args) => {
             crate::cluster::scale::run(args, out).map_err(usage)?;
+            Ok(exit::PASSED)
+        }
+        Command::KindFaults(args) => {
+            crate::cluster::faults::run(args, out).map_err(usage)?;
             Ok(exit::PASSED)
         }
         Command::Schema(args) => schema::run(args, out, err),

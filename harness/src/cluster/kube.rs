@@ -147,10 +147,32 @@ pub async fn create_namespace(client: &Client, name: &str, run: &str) -> KubeRes
     Ok(())
 }
 
-/// Deletes a namespace (in the background: the API server finishes it).
+/// Deletes a namespace (in the background: the API server finishes it). A request the cluster
+/// could not answer (no connection, 429, 5xx: an API server restarting) is tried again for up to
+/// a minute, so that a run ending during an outage still removes what it made.
 pub async fn delete_namespace(client: &Client, name: &str) {
     let api: Api<Namespace> = Api::all(client.clone());
-    let _ = api.delete(name, &DeleteParams::background()).await;
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut wait = std::time::Duration::from_millis(250);
+    loop {
+        match api.delete(name, &DeleteParams::background()).await {
+            Err(e) if transient(&e) && std::time::Instant::now() < until => {
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(std::time::Duration::from_secs(4));
+            }
+            _ => return,
+        }
+    }
+}
+
+/// An error the cluster may not give a moment later: no answer, too many requests, a server
+/// error.
+pub fn transient(e: &kube::Error) -> bool {
+    match e {
+        kube::Error::Api(status) => status.code == 429 || status.code >= 500,
+        kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_) => true,
+        _ => false,
+    }
 }
 
 /// Deletes every namespace of a run (Ctrl-C), and returns their names.

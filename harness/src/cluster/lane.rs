@@ -26,6 +26,10 @@ use crate::world::{EPOCH_SECS, World};
 
 const MICROS: i64 = 1_000_000;
 
+/// How long the cluster may fail every request of the case's loop before the case errors: long
+/// enough for kube-apiserver or etcd to restart.
+const FAILING_FOR: Duration = Duration::from_secs(90);
+
 /// Case time on the wall clock: case t = 0 is the instant the HPA was created, and one cluster
 /// second stands for `scale` case seconds.
 #[derive(Debug, Clone, Copy)]
@@ -545,7 +549,9 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
     let end = f64::from(case.duration) + lane.tail;
     let cycle = (lane.settings.sync_period / 6)
         .clamp(Duration::from_millis(200), Duration::from_millis(500));
-    let mut errors = 0;
+    // Since when the cluster has been failing the lane's requests: a fault the run is meant to
+    // see (an API server or etcd restart, `just kind-faults`) is ridden out up to FAILING_FOR.
+    let mut failing_since: Option<std::time::Instant> = None;
     let mut last_events = 0.0f64;
     loop {
         let now = clock.now();
@@ -643,11 +649,14 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
         }
         .await;
         match step {
-            Ok(()) => errors = 0,
+            Ok(()) => failing_since = None,
             Err(e) => {
-                errors += 1;
-                if errors >= 20 {
-                    return Err(format!("the cluster kept failing: {e}"));
+                let since = *failing_since.get_or_insert_with(std::time::Instant::now);
+                if since.elapsed() >= FAILING_FOR {
+                    return Err(format!(
+                        "the cluster kept failing for {} s: {e}",
+                        FAILING_FOR.as_secs()
+                    ));
                 }
             }
         }

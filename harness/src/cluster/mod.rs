@@ -19,6 +19,7 @@
 //!   period plus a stated margin.
 
 pub mod check;
+pub mod faults;
 pub mod kube;
 pub mod lane;
 pub mod plan;

@@ -10,7 +10,7 @@
 
 use std::io::Write;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::ser::{Formatter, PrettyFormatter};
 
 use super::RunReport;
@@ -70,6 +70,34 @@ struct JsonReport<'a> {
     summary: JsonSummary,
     cases: Vec<JsonCase<'a>>,
     bad_input: Vec<JsonBadInput>,
+}
+
+/// One case of a report as a tool reads it back ([`read`]; the fault matrix compares two runs).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ReadCase {
+    pub name: String,
+    pub passed: bool,
+    pub skipped: bool,
+    pub error: Option<String>,
+    pub trace: Vec<ReadTick>,
+}
+
+/// One tick of a [`ReadCase`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ReadTick {
+    pub t: i64,
+    pub replicas_before: i32,
+    pub replicas: i32,
+    pub events: Vec<String>,
+}
+
+/// The cases of a report [`write`] wrote.
+pub fn read(text: &str) -> Result<Vec<ReadCase>, serde_json::Error> {
+    #[derive(Deserialize)]
+    struct Doc {
+        cases: Vec<ReadCase>,
+    }
+    serde_json::from_str::<Doc>(text).map(|d| d.cases)
 }
 
 /// Renders the report (the tests' and small reports' way; a run streams it with [`write`]).
@@ -233,6 +261,39 @@ impl Formatter for Printable<'_> {
 
 #[cfg(test)]
 mod tests {
+    /// What [`super::read`] gives back is what the report said: a case's outcome, replicas and
+    /// events tick by tick.
+    #[test]
+    fn a_written_report_reads_back() {
+        use crate::run::{RunOptions, run_case};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../cases/lifecycle/controller-failover-scales-again.yaml");
+        let case = crate::case::load_case(&path).expect("a corpus case");
+        let result = run_case(&case, &crate::targets::CoreTarget, &RunOptions::default());
+        let report = crate::report::RunReport {
+            target: "core".into(),
+            results: vec![result.clone()],
+            bad_input: Vec::new(),
+            profile: crate::profile::Profile::Full,
+            notes: Default::default(),
+            corpus: Default::default(),
+        };
+        let cases = super::read(&super::render(&report)).expect("it reads");
+        assert_eq!(cases.len(), 1);
+        let c = &cases[0];
+        assert_eq!(c.name, "controller-failover-scales-again");
+        assert!(c.passed && !c.skipped && c.error.is_none());
+        assert_eq!(c.trace.len(), result.trace.len());
+        let at150 = c.trace.iter().find(|t| t.t == 150).expect("t=150");
+        assert_eq!((at150.replicas_before, at150.replicas), (4, 8));
+        assert!(
+            at150.events[0].contains("SuccessfulRescale"),
+            "{:?}",
+            at150.events
+        );
+        assert!(super::read("{\"cases\": 1}").is_err());
+    }
+
     #[test]
     fn json_escapes_what_is_not_printable_and_parses_back_to_the_same_text() {
         let text = "a\u{1b}[2J\u{9b}b\u{202e}c\u{fffe}\u{7f}é✓\n";
