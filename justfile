@@ -318,8 +318,9 @@ kind-rbac:
 
 # The fault matrix (kind-config/faults/run.sh): on its own x5 cluster, kube-controller-manager's HPA
 # controller and then the deployed reference, each through kube-apiserver and etcd restarts, APF
-# throttling, SIGKILL, the metrics APIs away and scale updates refused, injected mid-case; one table
-# of wrong scale decisions and recovery times (target/kind-faults/table.txt). FAULTS: a subset.
+# throttling, watch loss (410 Gone after an etcd compaction), SIGKILL, the metrics APIs away and
+# scale updates refused, injected mid-case; one table of wrong scale decisions and recovery times
+# (target/kind-faults/table.txt). FAULTS: a subset; REPEAT=N runs each N times.
 [group('reference')]
 [doc("The fault matrix: KCM's HPA controller vs the deployed reference through cluster faults")]
 kind-faults *FAULTS: engine

@@ -21,6 +21,14 @@
 #                        rejects (429) what does not fit, shared with a flood of requests from
 #                        another user that keeps the seat busy; the 429s the controller got are
 #                        counted from the API server's metrics
+#   watch-loss           the controller's watches lost with their place gone: the API server runs
+#                        the case without its watch cache (watches are served by etcd, which
+#                        answers a watch from a compacted revision with 410 Gone; set up before
+#                        the case and undone after it, a restart each); mid-stabilization etcd is
+#                        compacted to its current revision and the controller process's TCP
+#                        connections to the API server are reset (ss -K in its network
+#                        namespace), so every watch it resumes must relist (docs-cpu-halving); its
+#                        LISTs of HPAs afterwards are counted from the API server's metrics
 #   sigkill              the controller's process (the Lease holder's) killed with SIGKILL, the
 #                        container restarted in place (docs-cpu-halving, mid-stabilization)
 #   metrics-unavailable  the stub's Service selects no pod for 8 s (failover case)
@@ -33,11 +41,13 @@
 # leaves it be: CI's short version (kind-ci.sh). BASELINE=core takes each case's fault-free run
 # from the reference core in virtual time (what the case expects, in no time) instead of a
 # fault-free run on the cluster. Reports and rows in target/kind-faults/; the table in
-# target/kind-faults/table.txt (APPEND=1 adds to the rows there). Exit 1 when the reference made a wrong scale decision or left
+# target/kind-faults/table.txt (APPEND=1 adds to the rows there). REPEAT=N runs each fault N times
+# per controller (one row each): the recovery figure depends on where the sync period happens to
+# be, so one run says little about it. Exit 1 when the reference made a wrong scale decision or left
 # something behind.
 set -euo pipefail
 source "$(dirname "$0")/../scripts/common.sh"
-all_faults=(apiserver-restart etcd-restart throttle sigkill metrics-unavailable scale-refused)
+all_faults=(apiserver-restart etcd-restart throttle watch-loss sigkill metrics-unavailable scale-refused)
 faults=("$@")
 [ ${#faults[@]} -gt 0 ] || faults=("${all_faults[@]}")
 for f in "${faults[@]}"; do
@@ -46,6 +56,8 @@ done
 current=${FAULTS_CLUSTER:-}
 [ -z "$current" ] || [ "$current" = current ] || die "FAULTS_CLUSTER is 'current' or unset"
 baseline_on=${BASELINE:-cluster}
+repeat=${REPEAT:-1}
+[[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "REPEAT is a count of runs (1, 2, …)"
 [ "$baseline_on" = cluster ] || [ "$baseline_on" = core ] || die "BASELINE is 'cluster' or 'core'"
 [ -n "$current" ] || export KIND_CLUSTER_NAME=${KIND_CLUSTER_NAME:-hpa-conformance-faults}
 out=$REPO_ROOT/target/kind-faults
@@ -87,14 +99,14 @@ stub_selector=$(kubectl -n hpa-conformance-system get svc hpa-metrics-stub -o js
 # once it holds a scale-down (`stabilized`), plus a delay in seconds.
 case_of() {
   case $1 in
-    apiserver-restart | etcd-restart | sigkill) echo cases/algorithm/docs-cpu-halving.yaml ;;
+    apiserver-restart | etcd-restart | watch-loss | sigkill) echo cases/algorithm/docs-cpu-halving.yaml ;;
     *) echo cases/lifecycle/controller-failover-scales-again.yaml ;;
   esac
 }
 moment_of() {
   case $1 in
     apiserver-restart) echo "stabilized 2" ;;
-    etcd-restart | sigkill) echo "stabilized 8" ;;
+    etcd-restart | watch-loss | sigkill) echo "stabilized 8" ;;
     scale-refused) echo "up 22" ;;
     *) echo "up 3" ;;
   esac
@@ -290,6 +302,82 @@ allow_scales() {
   kubectl delete validatingadmissionpolicybinding hpa-conformance-refuse-scale --ignore-not-found >/dev/null
   kubectl delete validatingadmissionpolicy hpa-conformance-refuse-scale --ignore-not-found >/dev/null
 }
+# The API server without its watch cache, for the watch-loss fault's case: its manifest edited
+# (the original kept in the node's /root) and the restarted API server Ready, then the controller.
+watch_cache_backup=/root/kube-apiserver.watch-cache.yaml
+apiserver_args() {
+  "$DOCKER" exec "$node" sh -c 'for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = kube-apiserver ] && tr "\0" " " <$p/cmdline && echo; done; true'
+}
+# Waits until the API server runs with (on) or without (off) its watch cache and is Ready.
+wait_watch_cache() {
+  local want=$1 args
+  for _ in $(seq 240); do
+    args=$(apiserver_args)
+    if [ -n "$args" ] && apiserver_up; then
+      case $want in
+        off) [[ "$args" != *--watch-cache=false* ]] || return 0 ;;
+        on) [[ "$args" == *--watch-cache=false* ]] || return 0 ;;
+      esac
+    fi
+    sleep 0.5
+  done
+  return 1
+}
+watch_cache_off() {
+  local controller=$1
+  log "$controller/watch-loss: restarting the API server without its watch cache"
+  "$DOCKER" exec "$node" cp "$manifests/kube-apiserver.yaml" "$watch_cache_backup"
+  "$DOCKER" exec "$node" sed -i 's/^\(    - kube-apiserver\)$/\1\n    - --watch-cache=false/' "$manifests/kube-apiserver.yaml"
+  "$DOCKER" exec "$node" grep -q -- '--watch-cache=false' "$manifests/kube-apiserver.yaml" ||
+    die "could not edit kube-apiserver's manifest"
+  wait_watch_cache off || die "the API server did not come back without its watch cache"
+  sleep 5
+  wait_controller "$controller" || die "$controller is not Ready after the API server's restart"
+}
+watch_cache_on() {
+  "$DOCKER" exec "$node" test -f "$watch_cache_backup" || return 0
+  log "restarting the API server with its watch cache"
+  "$DOCKER" exec "$node" mv "$watch_cache_backup" "$manifests/kube-apiserver.yaml"
+  wait_watch_cache on || die "the API server did not come back with its watch cache"
+}
+# etcd compacted to its current revision, through its HTTP gateway from here (the node has no
+# curl) with the API server's etcd client certificate: every resourceVersion before it is gone.
+compact_etcd() {
+  local d ip rev
+  d=$(mktemp -d)
+  "$DOCKER" exec "$node" cat /etc/kubernetes/pki/etcd/ca.crt >"$d/ca"
+  "$DOCKER" exec "$node" cat /etc/kubernetes/pki/apiserver-etcd-client.crt >"$d/crt"
+  "$DOCKER" exec "$node" cat /etc/kubernetes/pki/apiserver-etcd-client.key >"$d/key"
+  ip=$("$DOCKER" inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$node")
+  rev=$(curl -s --fail --cacert "$d/ca" --cert "$d/crt" --key "$d/key" -X POST -d '{"key":"AA=="}' \
+    "https://$ip:2379/v3/kv/range" | jq -r .header.revision)
+  if ! [[ "$rev" =~ ^[0-9]+$ ]] ||
+    ! curl -s --fail --cacert "$d/ca" --cert "$d/crt" --key "$d/key" -X POST \
+      -d "{\"revision\":\"$rev\",\"physical\":true}" "https://$ip:2379/v3/kv/compaction" >/dev/null; then
+    rm -rf "$d"
+    die "etcd did not compact (revision '$rev')"
+  fi
+  rm -rf "$d"
+  echo "$rev"
+}
+# The controller process's established TCP connections reset (ss -K in its network namespace,
+# its own sockets only); prints how many it had and how many are left. Its HTTP/2 connections
+# to the API server carry every watch it has.
+reset_connections() {
+  local pid=$1
+  "$DOCKER" exec "$node" sh -c '
+    pid=$1
+    mine() { nsenter -t "$pid" -n ss -tnpH state established | grep "pid=$pid,"; }
+    ports=$(mine | awk "{ n = split(\$3, a, \":\"); print a[n] }" | sort -u)
+    [ -n "$ports" ] || { echo 0 0; exit 0; }
+    filter=$(for p in $ports; do printf "sport = :%s or " "$p"; done)
+    nsenter -t "$pid" -n ss -K -tnH state established "( ${filter% or } )" >/dev/null
+    echo "$(echo $ports | wc -w) $(mine | wc -l)"' sh "$pid"
+}
+# LISTs of HPAs the API server has answered so far (only the HPA controller lists them).
+hpa_lists() {
+  kubectl get --raw /metrics | awk '/^apiserver_request_total\{/ && /verb="LIST"/ && /resource="horizontalpodautoscalers"/ { n += $NF } END { print n + 0 }'
+}
 stub_away() {
   kubectl -n hpa-conformance-system patch svc hpa-metrics-stub --type merge \
     -p '{"spec":{"selector":{"app.kubernetes.io/name":"hpa-metrics-stub-away"}}}' >/dev/null
@@ -304,6 +392,7 @@ restore_all() {
     "$DOCKER" exec "$node" sh -c "[ -f /root/$m.yaml ] && mv /root/$m.yaml $manifests/$m.yaml" 2>/dev/null || true
   done
   wait_apiserver || return 1
+  watch_cache_on || true
   unsqueeze
   allow_scales
   stub_back
@@ -314,6 +403,7 @@ left_behind() {
   for m in kube-apiserver etcd kube-controller-manager kube-scheduler; do
     "$DOCKER" exec "$node" test -f "$manifests/$m.yaml" || echo "$m's manifest missing"
   done
+  [[ "$(apiserver_args)" != *--watch-cache=false* ]] || echo "the API server without its watch cache"
   kubectl get flowschema hpa-conformance-squeeze >/dev/null 2>&1 && echo "the FlowSchema"
   kubectl get flowschema hpa-conformance-squeeze-noise >/dev/null 2>&1 && echo "the noise FlowSchema"
   kubectl get validatingadmissionpolicy hpa-conformance-refuse-scale >/dev/null 2>&1 && echo "the admission policy"
@@ -325,18 +415,19 @@ left_behind() {
 }
 
 # --- one run -----------------------------------------------------------------------------------
-# run_case CONTROLLER FAULT CASE: the case's run on the lane with FAULT (none: the baseline)
+# run_case CONTROLLER FAULT CASE [N]: the case's run on the lane with FAULT (none: the baseline)
 # injected at its moment; writes the judged row to $out/rows.jsonl.
 run_case() {
   local controller=$1 fault=$2 case_file=$3
-  local dir=$out/$controller/$fault-$(basename "$case_file" .yaml) prefix
+  local dir=$out/$controller/$fault-$(basename "$case_file" .yaml)${4:+-$4} prefix
   prefix=$(prefix_of "$case_file")
   mkdir -p "$dir"
   # Namespaces of earlier runs of the case (still terminating) are not this run's.
   kubectl get ns -o name | sed 's#^namespace/##' | { grep "^$prefix" || true; } >"$dir/earlier-namespaces"
+  [ "$fault" != watch-loss ] || watch_cache_off "$controller"
   "$bin" run --target cluster --kubeconfig "$KUBECONFIG" --kubernetes-version "$minor" --time-scale 5 \
     --feature-gates HPAScaleToZero=true --report "$dir" "$case_file" >"$dir/run.txt" 2>&1 &
-  local run=$! end= first= ns= note=
+  local run=$! end= first= ns= note= lists=
   if [ "$fault" != none ]; then
     read -r moment delay < <(moment_of "$fault")
     # The case's namespace, once the moment has come.
@@ -366,6 +457,14 @@ run_case() {
           flood 12
           unsqueeze
           note="$(( $(squeeze_rejected) - rejected )) requests of the controller rejected (429)" ;;
+        watch-loss)
+          pid=$(leader_pid "$controller")
+          [ -n "$pid" ] || die "no $controller process holding the Lease"
+          lists=$(hpa_lists)
+          rev=$(compact_etcd)
+          read -r conns still < <(reset_connections "$pid")
+          [ "${still:-0}" = 0 ] || die "ss -K left $still of the controller's connections open"
+          note="etcd compacted at revision $rev, $conns connections of the controller reset" ;;
         sigkill)
           pid=$(leader_pid "$controller")
           [ -n "$pid" ] || die "no $controller process holding the Lease"
@@ -380,6 +479,10 @@ run_case() {
     fi
   fi
   wait $run || true
+  if [ "$fault" = watch-loss ]; then
+    [ -z "${lists:-}" ] || note="$note; $(( $(hpa_lists) - lists )) LISTs of HPAs after it"
+    watch_cache_on
+  fi
   local left=()
   mapfile -t left < <(left_behind "$controller")
   local args=(--fault "$fault" --controller "$controller" --baseline "$out/$controller/none-$(basename "$case_file" .yaml)/report.json" --run "$dir/report.json")
@@ -411,7 +514,11 @@ for controller in $controllers; do
     fi
   done
   for f in "${faults[@]}"; do
-    run_case "$controller" "$f" "$(case_of "$f")"
+    if [ "$repeat" = 1 ]; then
+      run_case "$controller" "$f" "$(case_of "$f")"
+    else
+      for i in $(seq "$repeat"); do run_case "$controller" "$f" "$(case_of "$f")" "$i"; done
+    fi
   done
 done
 

@@ -233,6 +233,45 @@ pub fn table(rows: &[Row]) -> String {
         "wrong: replica values the fault-free run never takes + rescales beyond its own; rescales: \
          made/fault-free; recovery: from the fault's end to the controller's first metric read\n",
     );
+    out.push_str(&recovery_summary(rows));
+    out
+}
+
+/// Recovery over repeated runs of a fault (`REPEAT=N`), per fault and controller: one run's figure
+/// includes where the sync period happened to be, so only the spread compares controllers.
+fn recovery_summary(rows: &[Row]) -> String {
+    let mut groups: BTreeMap<(&str, &str), Vec<f64>> = BTreeMap::new();
+    let mut runs: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.fault != "none") {
+        *runs.entry((&r.fault, &r.controller)).or_insert(0) += 1;
+        if let Some(s) = r.recovery_seconds {
+            groups.entry((&r.fault, &r.controller)).or_default().push(s);
+        }
+    }
+    if runs.values().all(|&n| n < 2) {
+        return String::new();
+    }
+    let mut out = String::from("recovery over repeated runs (min / median / max):\n");
+    for ((fault, controller), n) in runs {
+        let mut s = groups.remove(&(fault, controller)).unwrap_or_default();
+        s.sort_by(f64::total_cmp);
+        let figures = match (s.first(), s.last()) {
+            (Some(min), Some(max)) => {
+                let mid = s.len() / 2;
+                let median = if s.len() % 2 == 1 {
+                    s[mid]
+                } else {
+                    (s[mid - 1] + s[mid]) / 2.0
+                };
+                format!("{min:.1} / {median:.1} / {max:.1} s")
+            }
+            _ => "-".into(),
+        };
+        out.push_str(&format!(
+            "  {fault:<22} {controller:<12} {figures} ({} of {n} runs measured)\n",
+            s.len()
+        ));
+    }
     out
 }
 
@@ -374,6 +413,35 @@ mod tests {
         assert_eq!(row.wrong(), 2);
         let t = table(&[row]);
         assert!(t.contains("2 (value 6, rescale to 4)"), "{t}");
+    }
+
+    #[test]
+    fn repeated_runs_are_summed_up_per_fault_and_controller() {
+        let base = case(&[(2, 4, &[UP4])]);
+        let row = |controller: &str, recovery: Option<f64>| {
+            let mut r = judge("etcd-restart", controller, &base, &base);
+            r.recovery_seconds = recovery;
+            r
+        };
+        assert_eq!(recovery_summary(&[row("kcm", Some(1.0))]), "");
+        let rows = [
+            row("kcm", Some(3.0)),
+            row("kcm", Some(0.5)),
+            row("kcm", Some(2.0)),
+            row("reference", Some(1.0)),
+            row("reference", None),
+        ];
+        let s = recovery_summary(&rows);
+        assert!(
+            s.contains(
+                "etcd-restart           kcm          0.5 / 2.0 / 3.0 s (3 of 3 runs measured)"
+            ),
+            "{s}"
+        );
+        assert!(
+            s.contains("reference    1.0 / 1.0 / 1.0 s (1 of 2 runs measured)"),
+            "{s}"
+        );
     }
 
     #[test]
