@@ -27,8 +27,10 @@
 #                        the case and undone after it, a restart each); mid-stabilization etcd is
 #                        compacted to its current revision and the controller process's TCP
 #                        connections to the API server are reset (ss -K in its network
-#                        namespace), so every watch it resumes must relist (docs-cpu-halving); its
-#                        LISTs of HPAs afterwards are counted from the API server's metrics
+#                        namespace), so every watch it resumes must relist (docs-cpu-halving); how
+#                        it got its HPAs back (resumed watches, LISTs, streaming lists) is read
+#                        from the API server's audit log (faults/watch-audit.yaml, on stdout
+#                        while the watch cache is off)
 #   sigkill              the controller's process (the Lease holder's) killed with SIGKILL, the
 #                        container restarted in place (docs-cpu-halving, mid-stabilization)
 #   metrics-unavailable  the stub's Service selects no pod for 8 s (failover case)
@@ -161,20 +163,36 @@ switch_to_reference() {
 # --- the faults --------------------------------------------------------------------------------
 apiserver_up() { kubectl get --raw /readyz >/dev/null 2>&1; }
 wait_apiserver() {
-  for _ in $(seq 240); do apiserver_up && return 0; sleep 0.5; done
+  for _ in $(seq 480); do apiserver_up && return 0; sleep 0.5; done
   return 1
 }
 # Moves a static pod's manifest out of the folder until its container has stopped, then back.
+# Prints how long each part took, for the row's note: the kubelet starts the new container a few
+# seconds to half a minute after the manifest is back, and the API server's clients of etcd
+# reconnect on a back-off, so a restart's length varies from run to run.
 restart_static() {
-  local name=$1 comm=$2
+  local name=$1 comm=$2 t0 t1 t2 t3
+  t0=$(now_ms)
   "$DOCKER" exec "$node" mv "$manifests/$name.yaml" "/root/$name.yaml"
   for _ in $(seq 120); do
-    "$DOCKER" exec "$node" sh -c "for p in /proc/[0-9]*; do [ \"\$(cat \$p/comm 2>/dev/null)\" = $comm ] && exit 1; done; exit 0" && break
+    running "$comm" || break
     sleep 0.5
   done
+  t1=$(now_ms)
   "$DOCKER" exec "$node" mv "/root/$name.yaml" "$manifests/$name.yaml"
+  for _ in $(seq 240); do
+    ! running "$comm" || break
+    sleep 0.5
+  done
+  t2=$(now_ms)
   wait_apiserver || die "the API server did not come back after $name's restart"
+  t3=$(now_ms)
+  echo "$name away $(seconds $((t3 - t0))) s (stopped after $(seconds $((t1 - t0))) s, running again $(seconds $((t2 - t1))) s after its manifest came back, the API server Ready $(seconds $((t3 - t2))) s after that)"
 }
+running() { # a process of that command name runs in the node
+  "$DOCKER" exec "$node" sh -c "for p in /proc/[0-9]*; do [ \"\$(cat \$p/comm 2>/dev/null)\" = $1 ] && exit 0; done; exit 1"
+}
+seconds() { awk -v ms="$1" 'BEGIN { printf "%.1f", ms / 1000 }'; }
 # The FlowSchema (and PLC) of the squeeze: $1 names it, $2 is the service account it matches.
 squeeze() {
   local sa=$1
@@ -304,7 +322,10 @@ allow_scales() {
 }
 # The API server without its watch cache, for the watch-loss fault's case: its manifest edited
 # (the original kept in the node's /root) and the restarted API server Ready, then the controller.
+# The same restart turns on an audit log of lists and watches of HPAs (faults/watch-audit.yaml,
+# put in the pki folder the API server's pod mounts already), written to its stdout.
 watch_cache_backup=/root/kube-apiserver.watch-cache.yaml
+watch_audit_policy=/etc/kubernetes/pki/hpa-conformance-watch-audit.yaml
 apiserver_args() {
   "$DOCKER" exec "$node" sh -c 'for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = kube-apiserver ] && tr "\0" " " <$p/cmdline && echo; done; true'
 }
@@ -326,8 +347,9 @@ wait_watch_cache() {
 watch_cache_off() {
   local controller=$1
   log "$controller/watch-loss: restarting the API server without its watch cache"
+  "$DOCKER" exec -i "$node" sh -c "cat >$watch_audit_policy" <"$KIND_CONFIG_DIR/faults/watch-audit.yaml"
   "$DOCKER" exec "$node" cp "$manifests/kube-apiserver.yaml" "$watch_cache_backup"
-  "$DOCKER" exec "$node" sed -i 's/^\(    - kube-apiserver\)$/\1\n    - --watch-cache=false/' "$manifests/kube-apiserver.yaml"
+  "$DOCKER" exec "$node" sed -i "s#^\(    - kube-apiserver\)\$#\1\n    - --watch-cache=false\n    - --audit-policy-file=$watch_audit_policy\n    - --audit-log-path=-\n    - --audit-log-format=json#" "$manifests/kube-apiserver.yaml"
   "$DOCKER" exec "$node" grep -q -- '--watch-cache=false' "$manifests/kube-apiserver.yaml" ||
     die "could not edit kube-apiserver's manifest"
   wait_watch_cache off || die "the API server did not come back without its watch cache"
@@ -339,6 +361,7 @@ watch_cache_on() {
   log "restarting the API server with its watch cache"
   "$DOCKER" exec "$node" mv "$watch_cache_backup" "$manifests/kube-apiserver.yaml"
   wait_watch_cache on || die "the API server did not come back with its watch cache"
+  "$DOCKER" exec "$node" rm -f "$watch_audit_policy"
 }
 # etcd compacted to its current revision, through its HTTP gateway from here (the node has no
 # curl) with the API server's etcd client certificate: every resourceVersion before it is gone.
@@ -351,13 +374,14 @@ compact_etcd() {
   ip=$("$DOCKER" inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$node")
   rev=$(curl -s --fail --cacert "$d/ca" --cert "$d/crt" --key "$d/key" -X POST -d '{"key":"AA=="}' \
     "https://$ip:2379/v3/kv/range" | jq -r .header.revision)
-  if ! [[ "$rev" =~ ^[0-9]+$ ]] ||
-    ! curl -s --fail --cacert "$d/ca" --cert "$d/crt" --key "$d/key" -X POST \
+  local compacted=false
+  if [[ "$rev" =~ ^[0-9]+$ ]] &&
+    curl -s --fail --cacert "$d/ca" --cert "$d/crt" --key "$d/key" -X POST \
       -d "{\"revision\":\"$rev\",\"physical\":true}" "https://$ip:2379/v3/kv/compaction" >/dev/null; then
-    rm -rf "$d"
-    die "etcd did not compact (revision '$rev')"
+    compacted=true
   fi
   rm -rf "$d"
+  $compacted || die "etcd did not compact (revision '$rev')"
   echo "$rev"
 }
 # The controller process's established TCP connections reset (ss -K in its network namespace,
@@ -374,9 +398,23 @@ reset_connections() {
     nsenter -t "$pid" -n ss -K -tnH state established "( ${filter% or } )" >/dev/null
     echo "$(echo $ports | wc -w) $(mine | wc -l)"' sh "$pid"
 }
-# LISTs of HPAs the API server has answered so far (only the HPA controller lists them).
-hpa_lists() {
-  kubectl get --raw /metrics | awk '/^apiserver_request_total\{/ && /verb="LIST"/ && /resource="horizontalpodautoscalers"/ { n += $NF } END { print n + 0 }'
+# How each user got HPAs after $1 (ms since the epoch), from the audit log on the API server's
+# stdout: one request per audit ID, as a LIST, a streaming list (a watch with
+# sendInitialEvents=true), a watch from a resourceVersion (one resumed, or the one after a LIST),
+# or a watch from now. Prints "user: LIST × 1, watch from a resourceVersion × 2; user: …"
+# ("none" when nobody asked).
+hpa_reads_since() {
+  kubectl -n kube-system logs "kube-apiserver-$node" 2>/dev/null | jq -nRr --argjson since "$1" '
+    def ms: (.[0:19] + "Z" | fromdateiso8601) * 1000 + (.[20:23] | tonumber);
+    def kind: if .verb == "list" then "LIST"
+      elif (.requestURI | test("sendInitialEvents=true")) then "streaming list"
+      elif (.requestURI | test("resourceVersion=[1-9]")) then "watch from a resourceVersion"
+      else "watch from now" end;
+    [inputs | fromjson? | select(.kind == "Event" and .objectRef.resource == "horizontalpodautoscalers")
+      | select(.requestReceivedTimestamp | ms > $since)]
+    | unique_by(.auditID) | group_by(.user.username)
+    | map("\(.[0].user.username): " + (group_by(kind) | map("\(.[0] | kind) × \(length)") | join(", ")))
+    | if length == 0 then "none" else join("; ") end' 2>/dev/null || echo "not read"
 }
 stub_away() {
   kubectl -n hpa-conformance-system patch svc hpa-metrics-stub --type merge \
@@ -427,7 +465,7 @@ run_case() {
   [ "$fault" != watch-loss ] || watch_cache_off "$controller"
   "$bin" run --target cluster --kubeconfig "$KUBECONFIG" --kubernetes-version "$minor" --time-scale 5 \
     --feature-gates HPAScaleToZero=true --report "$dir" "$case_file" >"$dir/run.txt" 2>&1 &
-  local run=$! end= first= ns= note= lists=
+  local run=$! end= first= ns= note= compacted_at=
   if [ "$fault" != none ]; then
     read -r moment delay < <(moment_of "$fault")
     # The case's namespace, once the moment has come.
@@ -448,8 +486,8 @@ run_case() {
       sleep "$delay"
       log "$controller/$fault: injecting in $ns"
       case $fault in
-        apiserver-restart) restart_static kube-apiserver kube-apiserver ;;
-        etcd-restart) restart_static etcd etcd ;;
+        apiserver-restart) note=$(restart_static kube-apiserver kube-apiserver) ;;
+        etcd-restart) note=$(restart_static etcd etcd) ;;
         throttle)
           noise_setup
           rejected=$(squeeze_rejected)
@@ -460,7 +498,7 @@ run_case() {
         watch-loss)
           pid=$(leader_pid "$controller")
           [ -n "$pid" ] || die "no $controller process holding the Lease"
-          lists=$(hpa_lists)
+          compacted_at=$(now_ms)
           rev=$(compact_etcd)
           read -r conns still < <(reset_connections "$pid")
           [ "${still:-0}" = 0 ] || die "ss -K left $still of the controller's connections open"
@@ -480,7 +518,7 @@ run_case() {
   fi
   wait $run || true
   if [ "$fault" = watch-loss ]; then
-    [ -z "${lists:-}" ] || note="$note; $(( $(hpa_lists) - lists )) LISTs of HPAs after it"
+    [ -z "$compacted_at" ] || note="$note; HPAs read again (audit log): $(hpa_reads_since "$compacted_at")"
     watch_cache_on
   fi
   local left=()
@@ -514,11 +552,10 @@ for controller in $controllers; do
     fi
   done
   for f in "${faults[@]}"; do
-    if [ "$repeat" = 1 ]; then
-      run_case "$controller" "$f" "$(case_of "$f")"
-    else
-      for i in $(seq "$repeat"); do run_case "$controller" "$f" "$(case_of "$f")" "$i"; done
-    fi
+    # A run's folder is numbered only when there are several.
+    for i in $(seq "$repeat"); do
+      run_case "$controller" "$f" "$(case_of "$f")" "$([ "$repeat" = 1 ] || echo "$i")"
+    done
   done
 done
 

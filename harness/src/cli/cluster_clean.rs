@@ -29,20 +29,15 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    let cleaned = rt.block_on(async {
-        let (client, context) =
-            crate::cluster::connect_to(args.kubeconfig.as_deref(), args.context.as_deref())
-                .await
-                .map_err(|e| e.to_string())?;
-        Ok::<_, String>((
-            context,
-            crate::cluster::safety::clean(&client, Duration::from_secs(args.wait_seconds)).await,
-        ))
-    })?;
+    let wait = Duration::from_secs(args.wait_seconds);
+    let cleaned = crate::cluster::with_client(
+        args.kubeconfig.as_deref(),
+        args.context.as_deref(),
+        1,
+        |client, context| async move {
+            Ok((context, crate::cluster::safety::clean(&client, wait).await))
+        },
+    )?;
     match cleaned {
         (context, Ok(c)) => {
             let _ = writeln!(

@@ -331,32 +331,30 @@ pub fn run(args: Args, out: &mut dyn std::io::Write) -> Result<(), String> {
             since_ms,
             timeout_seconds,
         } => {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())?;
-            let at = rt.block_on(async {
-                let (client, _) =
-                    super::connect_to(args.kubeconfig.as_deref(), args.context.as_deref())
-                        .await
-                        .map_err(|e| e.to_string())?;
-                let stub = super::stub::StubControl::connect(&client).await?;
-                let started = Instant::now();
-                loop {
-                    // The stub may be unreachable for a moment after a fault: retried.
-                    if let Ok(times) = stub.request_times().await
-                        && let Some(at) = first_after(&times.namespaces, &namespace_prefix, since_ms)
-                    {
-                        return Ok::<i64, String>(at);
+            let at = super::with_client(
+                args.kubeconfig.as_deref(),
+                args.context.as_deref(),
+                1,
+                |client, _| async move {
+                    let stub = super::stub::StubControl::connect(&client).await?;
+                    let started = Instant::now();
+                    loop {
+                        // The stub may be unreachable for a moment after a fault: retried.
+                        if let Ok(times) = stub.request_times().await
+                            && let Some(at) =
+                                first_after(&times.namespaces, &namespace_prefix, since_ms)
+                        {
+                            return Ok::<i64, String>(at);
+                        }
+                        if started.elapsed() > Duration::from_secs(timeout_seconds) {
+                            return Err(format!(
+                                "no metric request in {namespace_prefix}* within {timeout_seconds} s after {since_ms}"
+                            ));
+                        }
+                        tokio::time::sleep(Duration::from_millis(200)).await;
                     }
-                    if started.elapsed() > Duration::from_secs(timeout_seconds) {
-                        return Err(format!(
-                            "no metric request in {namespace_prefix}* within {timeout_seconds} s after {since_ms}"
-                        ));
-                    }
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                }
-            })?;
+                },
+            )?;
             format!("{at}\n")
         }
     };

@@ -104,6 +104,39 @@ async fn connect(opts: &ClusterOptions) -> Result<(Client, String), ClusterError
     connect_to(opts.kubeconfig.as_deref(), opts.context.as_deref()).await
 }
 
+/// Runs `work` on a runtime of its own (`threads` workers; 1: the calling thread alone) with a
+/// client for `context` of `kubeconfig` ([`connect_to`]) and the context's name: the one way the
+/// cluster subcommands (`cluster-clean`, `kind-faults first-read`, `kind-scale`) reach the
+/// cluster from blocking code. Errors as text, for their one line on stderr.
+pub fn with_client<T, F, Fut>(
+    kubeconfig: Option<&std::path::Path>,
+    context: Option<&str>,
+    threads: usize,
+    work: F,
+) -> Result<T, String>
+where
+    F: FnOnce(Client, String) -> Fut,
+    Fut: std::future::Future<Output = Result<T, String>>,
+{
+    let runtime = if threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()
+    }
+    .map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let (client, context) = connect_to(kubeconfig, context)
+            .await
+            .map_err(|e| e.to_string())?;
+        work(client, context).await
+    })
+}
+
 /// A client for `context` of `kubeconfig` (defaults: `$KUBECONFIG` or `~/.kube/config`, its
 /// current context; with neither, in a pod, the pod's service account), checked by asking the
 /// API server its version; and the context's name.

@@ -600,56 +600,54 @@ pub fn run(args: Args, out: &mut dyn std::io::Write) -> Result<(), String> {
         }
         return write!(out, "{}", table(&kcm, &reference)).map_err(|e| e.to_string());
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    rt.block_on(async {
-        let (client, _) = super::connect_to(args.kubeconfig.as_deref(), args.context.as_deref())
-            .await
-            .map_err(|e| e.to_string())?;
-        match args.step {
-            Step::Load { pods, parallel } => {
-                let load = Load {
-                    hpas: args.hpas,
-                    pods,
-                    parallel,
-                };
-                let took = create(&client, load).await?;
-                writeln!(
+    let (kubeconfig, context) = (args.kubeconfig.clone(), args.context.clone());
+    super::with_client(
+        kubeconfig.as_deref(),
+        context.as_deref(),
+        2,
+        |client, _| async move {
+            match args.step {
+                Step::Load { pods, parallel } => {
+                    let load = Load {
+                        hpas: args.hpas,
+                        pods,
+                        parallel,
+                    };
+                    let took = create(&client, load).await?;
+                    writeln!(
                     out,
                     "kind-scale: {} HPAs with {pods} pods each ready in {:.0} s; keeping the simulated node Ready",
                     args.hpas,
                     took.as_secs_f64()
                 )
                 .map_err(|e| e.to_string())?;
-                out.flush().map_err(|e| e.to_string())?;
-                keep_node(&client).await
-            }
-            Step::Measure {
-                controller,
-                comm,
-                node,
-                sync_period,
-                settle,
-                window,
-            } => {
-                let probe = Probe {
-                    node,
+                    out.flush().map_err(|e| e.to_string())?;
+                    keep_node(&client).await
+                }
+                Step::Measure {
                     controller,
                     comm,
-                    period: Duration::from_secs(sync_period),
-                    settle: Duration::from_secs(settle),
-                    window: Duration::from_secs(window),
-                };
-                let figures = measure(&client, &probe, args.hpas).await?;
-                let line = serde_json::to_string(&figures).map_err(|e| e.to_string())?;
-                writeln!(out, "{line}").map_err(|e| e.to_string())
+                    node,
+                    sync_period,
+                    settle,
+                    window,
+                } => {
+                    let probe = Probe {
+                        node,
+                        controller,
+                        comm,
+                        period: Duration::from_secs(sync_period),
+                        settle: Duration::from_secs(settle),
+                        window: Duration::from_secs(window),
+                    };
+                    let figures = measure(&client, &probe, args.hpas).await?;
+                    let line = serde_json::to_string(&figures).map_err(|e| e.to_string())?;
+                    writeln!(out, "{line}").map_err(|e| e.to_string())
+                }
+                Step::Table { .. } => unreachable!("handled above"),
             }
-            Step::Table { .. } => unreachable!("handled above"),
-        }
-    })
+        },
+    )
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod http;
 pub mod leader;
 pub mod monitor;
 pub mod pods;
+pub mod retry;
 pub mod run;
 pub mod telemetry;
 

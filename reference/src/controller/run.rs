@@ -48,7 +48,7 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
     flags.validate()?;
     let settings = flags.settings().map_err(anyhow::Error::msg)?;
     let timings = flags.leader_election()?;
-    let client = kube::Client::try_default().await?;
+    let client = super::retry::client(kube::Config::infer().await?)?;
     let mut ctx = Context::new(client.clone(), Arc::new(SystemClock), settings);
     let health = Arc::new(Health {
         ready: false.into(),
