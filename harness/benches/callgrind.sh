@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `just bench callgrind [N]`: the decision benchmark's instruction count per decision under
-# callgrind, stable on a noisy machine. Runs the bench binary's `decision-loop 0` (setup only) and
-# `decision-loop N` (setup and N decisions, default 1000) and prints (total(N) - total(0)) / N.
+# callgrind, stable on a noisy machine, and the same for the core-vs-upstream benchmark's
+# reconcile from objects. Runs the bench binary's `decision-loop 0` (setup only) and
+# `decision-loop N` (setup and N decisions, default 1000) and prints (total(N) - total(0)) / N;
+# then the same with `tick-loop`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 n="${1:-1000}"
@@ -18,10 +20,15 @@ bin="$(cargo bench -p hpa-harness --bench corpus --no-run --message-format=json 
     | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)"
 [[ -x "$bin" ]] || { echo "callgrind: the bench binary was not built" >&2; exit 1; }
 count() {
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" decision-loop "$1" 2>&1 \
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$1" "$2" 2>&1 \
         | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
-base="$(count 0)"
-total="$(count "$n")"
-[[ -n "$base" && -n "$total" ]] || { echo "callgrind: no instruction count in valgrind's output" >&2; exit 1; }
-echo "callgrind: decision (100 pods x 3 metrics, behavior on): $(( (total - base) / n )) instructions per decision ($n decisions: $total - $base setup)"
+per() {
+    local base total
+    base="$(count "$1" 0)"
+    total="$(count "$1" "$n")"
+    [[ -n "$base" && -n "$total" ]] || { echo "callgrind: no instruction count in valgrind's output" >&2; exit 1; }
+    echo "$(( (total - base) / n )) instructions per $2 ($n: $total - $base setup)"
+}
+echo "callgrind: decision (100 pods x 3 metrics, behavior on, views in): $(per decision-loop decision)"
+echo "callgrind: reconcile from objects (the same, Pods and metrics API answers in): $(per tick-loop reconcile)"

@@ -284,9 +284,15 @@ timeline:
 expect: {}
 "#;
 
-/// The reference core and upstream's controller (through its adapter's timing mode) on the same
-/// tick: objects and metrics API answers in, decision out.
-fn bench_core_vs_upstream() {
+/// The from-objects benchmark's inputs: the scenario's case, its settings and the world's snapshot
+/// at its first tick.
+struct TickFixture {
+    case: hpa_harness::case::Case,
+    settings: Settings,
+    snapshot: hpa_harness::world::Snapshot,
+}
+
+fn tick_fixture() -> TickFixture {
     let case = load_case_text(std::path::Path::new("<bench>"), SCENARIO).expect("scenario");
     let settings =
         resolve_settings(&case, GateSupport::PerCase, &RunOptions::default()).expect("settings");
@@ -295,21 +301,56 @@ fn bench_core_vs_upstream() {
         world.apply(e, 0);
     }
     let snapshot = world.snapshot(0);
+    TickFixture {
+        case,
+        settings,
+        snapshot,
+    }
+}
+
+/// `tick-loop N`: N reconciles from objects of the core-vs-upstream benchmark, untimed, for an
+/// instruction count under callgrind (`just bench callgrind` subtracts the count of
+/// `tick-loop 0`).
+fn tick_loop(n: usize) {
+    let f = tick_fixture();
+    let fresh = CoreSession::new(f.settings.clone(), seeded_memory(&f.case));
+    let mut sink = 0i64;
+    for _ in 0..n {
+        let mut session = fresh.clone();
+        let outcome = session.tick(&f.snapshot).expect("core tick");
+        sink += i64::from(outcome.status.desired_replicas);
+    }
+    println!("tick-loop: {n} reconciles (checksum {sink})");
+}
+
+/// The reference core and upstream's controller (through its adapter's timing mode) on the same
+/// tick: objects and metrics API answers in, decision out.
+fn bench_core_vs_upstream() {
+    let TickFixture {
+        case,
+        settings,
+        snapshot,
+    } = tick_fixture();
     let fresh = CoreSession::new(settings.clone(), seeded_memory(&case));
     let iterations = 5_000;
     let mut times = Vec::with_capacity(iterations);
+    let mut allocations = 0usize;
     for _ in 0..iterations {
         let mut session = fresh.clone();
+        let region = Region::new(GLOBAL);
         let start = Instant::now();
         let outcome = session.tick(&snapshot).expect("core tick");
         times.push(start.elapsed());
+        let stats = region.change();
+        allocations += stats.allocations + stats.reallocations;
         std::hint::black_box(outcome);
     }
     let core_ns = times.iter().map(Duration::as_nanos).sum::<u128>() as f64 / iterations as f64;
     println!(
-        "core vs upstream, one reconcile of 100 pods x 3 metrics (objects in, decision out): core mean {:.1} µs (median {:.1} µs)",
+        "core vs upstream, one reconcile of 100 pods x 3 metrics (objects in, decision out): core mean {:.1} µs (median {:.1} µs), {:.1} heap allocations per reconcile",
         core_ns / 1e3,
-        median(times).as_secs_f64() * 1e6
+        median(times).as_secs_f64() * 1e6,
+        allocations as f64 / iterations as f64,
     );
     let adapter = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../adapters/upstream/bin/hpa-upstream-adapter");
@@ -483,6 +524,11 @@ fn main() {
     if words.first().map(String::as_str) == Some("decision-loop") {
         let n = words.get(1).and_then(|n| n.parse().ok()).unwrap_or(1000);
         decision_loop(n);
+        return;
+    }
+    if words.first().map(String::as_str) == Some("tick-loop") {
+        let n = words.get(1).and_then(|n| n.parse().ok()).unwrap_or(1000);
+        tick_loop(n);
         return;
     }
     let wanted = |name: &str| words.is_empty() || words.iter().any(|w| name.contains(w.as_str()));
