@@ -167,24 +167,34 @@ pub fn parse_milli(s: &str) -> Result<i64, QuantityError> {
 /// general parser then decides.
 fn plain_milli(s: &str) -> Option<i64> {
     let bytes = s.as_bytes();
-    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
-    if digits == 0 || digits > 15 {
+    // One pass over the digits: at most 15 of them cannot overflow.
+    let mut n: i64 = 0;
+    let mut digits = 0;
+    for &b in bytes {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        if digits == 15 {
+            return None;
+        }
+        n = n * 10 + i64::from(d);
+        digits += 1;
+    }
+    if digits == 0 {
         return None;
     }
-    let multiplier: i64 = match &bytes[digits..] {
-        b"m" => 1,
-        b"" => 1_000,
-        b"k" => 1_000_000,
-        b"M" => 1_000_000_000,
-        b"G" => 1_000_000_000_000,
-        b"Ki" => 1_024_000,
-        b"Mi" => 1_048_576_000,
-        b"Gi" => 1_073_741_824_000,
+    let multiplier: i64 = match bytes[digits..] {
+        [b'm'] => 1,
+        [] => 1_000,
+        [b'k'] => 1_000_000,
+        [b'M'] => 1_000_000_000,
+        [b'G'] => 1_000_000_000_000,
+        [b'K', b'i'] => 1_024_000,
+        [b'M', b'i'] => 1_048_576_000,
+        [b'G', b'i'] => 1_073_741_824_000,
         _ => return None,
     };
-    let n = bytes[..digits]
-        .iter()
-        .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
     n.checked_mul(multiplier)
 }
 
