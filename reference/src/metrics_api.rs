@@ -4,6 +4,7 @@
 //! the per-metric readings the decision core takes: which pods have a sample, the sums over
 //! containers, the timestamps, and the exact error texts.
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -15,10 +16,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::gotext::{go_quote, parse_go_duration};
 use crate::quantity::milli_value;
+use crate::recycle;
 use crate::time::Time;
 use crate::time::core_time;
 use crate::version::Changes;
-use crate::view::{MetricReading, MetricValues, PodMetric};
+use crate::view::{MetricReading, MetricValues, PodMetric, name_order};
 
 /// One container's usage in a PodMetrics.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -28,6 +30,17 @@ pub struct ContainerMetrics {
     /// Usage by resource name, e.g. `cpu: 250m`.
     #[serde(default)]
     pub usage: BTreeMap<String, Quantity>,
+}
+
+impl ContainerMetrics {
+    /// The usage of `resource` (a usage has a few resources: a look at each, compared in line,
+    /// is cheaper than the map's search).
+    fn usage_of(&self, resource: &str) -> Option<&Quantity> {
+        self.usage
+            .iter()
+            .find(|(r, _)| name_order(r, resource) == Ordering::Equal)
+            .map(|(_, q)| q)
+    }
 }
 
 /// `metrics.k8s.io/v1beta1` PodMetrics.
@@ -192,59 +205,64 @@ pub fn resource_metric(
     let Some(first) = api.items.first() else {
         return Err("no metrics returned from resource metrics API".into());
     };
-    let mut samples = Vec::with_capacity(api.items.len());
+    // Before 1.33, the first pod whose metrics lack the container fails the whole metric.
+    if let Some(c) = container
+        && !changes.missing_container_metric_is_a_missing_pod
+        && let Some(m) = api
+            .items
+            .iter()
+            .find(|m| !m.containers.iter().any(|x| x.name == c))
+    {
+        return Err(format!(
+            "failed to get container metrics: container {c} not present in metrics for pod {}/{}",
+            m.metadata.namespace.as_deref().unwrap_or_default(),
+            m.metadata.name.as_deref().unwrap_or_default()
+        ));
+    }
     // Every item usually has the same window: parsed once per distinct spelling in a row.
     let mut last_window: Option<(&str, Duration)> = None;
-    for m in &api.items {
-        let name = m.metadata.name.clone().unwrap_or_default();
-        let window = match last_window {
-            Some((text, d)) if text == m.window => d,
-            _ => {
-                let d = parse_go_duration(&m.window).unwrap_or(Duration::ZERO);
-                last_window = Some((&m.window, d));
-                d
-            }
-        };
+    let mut samples = recycle::samples();
+    samples.refill(api.items.iter().filter_map(|m| {
         let value = match container {
-            Some(c) => {
-                let found = m.containers.iter().find(|x| x.name == c);
-                if found.is_none() && !changes.missing_container_metric_is_a_missing_pod {
-                    return Err(format!(
-                        "failed to get container metrics: container {c} not present in metrics for pod {}/{name}",
-                        m.metadata.namespace.as_deref().unwrap_or_default()
-                    ));
-                }
-                found
-                    .and_then(|x| x.usage.get(resource))
-                    .and_then(|q| milli_value(&q.0).ok())
-            }
+            Some(c) => m
+                .containers
+                .iter()
+                .find(|x| x.name == c)
+                .and_then(|x| x.usage_of(resource))
+                .and_then(|q| milli_value(&q.0).ok()),
             None => {
                 if m.containers.is_empty() {
                     None
                 } else {
                     m.containers.iter().try_fold(0i64, |acc, c| {
-                        c.usage
-                            .get(resource)
+                        c.usage_of(resource)
                             .and_then(|q| milli_value(&q.0).ok())
                             .map(|v| acc.wrapping_add(v))
                     })
                 }
             }
         };
-        if let Some(value) = value {
-            samples.push((
-                name,
-                PodMetric {
-                    value,
-                    timestamp: time(&m.timestamp),
-                    window,
-                },
-            ));
-        }
-    }
+        let value = value?;
+        let window = match last_window {
+            Some((text, d)) if name_order(text, &m.window) == Ordering::Equal => d,
+            _ => {
+                let d = parse_go_duration(&m.window).unwrap_or(Duration::ZERO);
+                last_window = Some((&m.window, d));
+                d
+            }
+        };
+        Some((
+            m.metadata.name.as_deref().unwrap_or_default(),
+            PodMetric {
+                value,
+                timestamp: time(&m.timestamp),
+                window,
+            },
+        ))
+    }));
     Ok(MetricValues::PerPod {
-        // Built in one go (the last sample of a name wins, as with inserts).
-        samples: samples.into_iter().collect(),
+        // The last sample of a name wins, as with inserts.
+        samples,
         timestamp: time(&first.timestamp),
     })
 }
@@ -261,20 +279,17 @@ pub fn pods_metric(api: Option<&ListAnswer<PodValue>>) -> MetricReading {
     let Some(first) = api.items.first() else {
         return Err("no metrics returned from custom metrics API".into());
     };
-    let samples = api
-        .items
-        .iter()
-        .map(|v| {
-            (
-                v.pod.clone(),
-                PodMetric {
-                    value: milli_value(&v.value.0).unwrap_or(0),
-                    timestamp: time(&v.timestamp),
-                    window: Duration::from_secs(v.window_seconds.unwrap_or(60).max(0) as u64),
-                },
-            )
-        })
-        .collect();
+    let mut samples = recycle::samples();
+    samples.refill(api.items.iter().map(|v| {
+        (
+            v.pod.as_str(),
+            PodMetric {
+                value: milli_value(&v.value.0).unwrap_or(0),
+                timestamp: time(&v.timestamp),
+                window: Duration::from_secs(v.window_seconds.unwrap_or(60).max(0) as u64),
+            },
+        )
+    }));
     Ok(MetricValues::PerPod {
         samples,
         timestamp: time(&first.timestamp),
@@ -328,42 +343,43 @@ pub fn external_metric(api: Option<&ListAnswer<SampleValue>>) -> MetricReading {
 }
 
 /// One reading per metric of the spec, in order, as upstream's metrics client would produce them.
+/// The list and its samples reuse the buffers of readings given back on this thread
+/// ([`recycle::give_readings`]).
 pub fn readings(
     metrics: &[MetricSpec],
     apis: &MetricsApis,
     changes: Changes,
 ) -> Vec<MetricReading> {
-    metrics
-        .iter()
-        .map(|m| match m.type_.as_str() {
-            "Resource" => match &m.resource {
-                Some(r) => resource_metric(&apis.resource, &r.name, None, changes),
-                None => Err("resource metric source is missing".into()),
-            },
-            "ContainerResource" => match &m.container_resource {
-                Some(r) => resource_metric(&apis.resource, &r.name, Some(&r.container), changes),
-                None => Err("container resource metric source is missing".into()),
-            },
-            "Pods" => match &m.pods {
-                Some(p) => pods_metric(apis.pods.get(&p.metric.name)),
-                None => Err("pods metric source is missing".into()),
-            },
-            "Object" => match &m.object {
-                Some(o) => object_metric(
-                    apis.object.get(&o.metric.name),
-                    &o.metric.name,
-                    &o.described_object.kind,
-                    &o.described_object.name,
-                ),
-                None => Err("object metric source is missing".into()),
-            },
-            "External" => match &m.external {
-                Some(e) => external_metric(apis.external.get(&e.metric.name)),
-                None => Err("external metric source is missing".into()),
-            },
-            other => Err(format!("unknown metric source type {other:?}")),
-        })
-        .collect()
+    let mut readings = recycle::list::<MetricReading>();
+    readings.extend(metrics.iter().map(|m| match m.type_.as_str() {
+        "Resource" => match &m.resource {
+            Some(r) => resource_metric(&apis.resource, &r.name, None, changes),
+            None => Err("resource metric source is missing".into()),
+        },
+        "ContainerResource" => match &m.container_resource {
+            Some(r) => resource_metric(&apis.resource, &r.name, Some(&r.container), changes),
+            None => Err("container resource metric source is missing".into()),
+        },
+        "Pods" => match &m.pods {
+            Some(p) => pods_metric(apis.pods.get(&p.metric.name)),
+            None => Err("pods metric source is missing".into()),
+        },
+        "Object" => match &m.object {
+            Some(o) => object_metric(
+                apis.object.get(&o.metric.name),
+                &o.metric.name,
+                &o.described_object.kind,
+                &o.described_object.name,
+            ),
+            None => Err("object metric source is missing".into()),
+        },
+        "External" => match &m.external {
+            Some(e) => external_metric(apis.external.get(&e.metric.name)),
+            None => Err("external metric source is missing".into()),
+        },
+        other => Err(format!("unknown metric source type {other:?}")),
+    }));
+    readings
 }
 
 #[cfg(test)]

@@ -1,11 +1,15 @@
-//! Reused heap buffers, so that a steady stream of decisions allocates nothing (issue 15).
+//! Reused heap buffers, so that a steady stream of decisions allocates nothing (issue 15), nor
+//! the conversion of a reconcile's objects into the core's views (issue 36).
 //!
 //! The strings and lists a decision returns — status conditions, `currentMetrics`, events, the
 //! explanation — are taken from per-thread free lists when one is there, and
 //! [`Decision::recycle`](crate::decide::Decision::recycle) gives a finished decision's buffers
-//! back. A caller that never recycles gets ordinary allocations. What a decision computes never
-//! depends on these lists, only where its bytes live; the lists are bounded, so recycling more
-//! than is taken cannot grow memory without limit.
+//! back. So are the views a reconcile builds from its objects — the pods' views
+//! ([`crate::view::pod_views`]) and the metrics' readings ([`crate::metrics_api::readings`]) —
+//! and [`give_views`] and [`give_readings`] give them back once decided. A caller that never
+//! recycles gets ordinary allocations. What a decision computes never depends on these lists,
+//! only where its bytes live; the lists are bounded, so recycling more than is taken cannot grow
+//! memory without limit.
 
 use std::cell::RefCell;
 use std::fmt::{self, Write};
@@ -16,11 +20,14 @@ use k8s_openapi::api::autoscaling::v2::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use crate::outcome::{Event, MetricExplanation};
+use crate::view::{MetricReading, MetricValues, PodView, Samples};
 
 /// Strings kept per thread at most.
 const MAX_STRINGS: usize = 1024;
 /// Lists of each kind kept per thread at most.
 const MAX_LISTS: usize = 32;
+/// Spare pod views kept per thread at most, besides those in lists of views.
+const MAX_VIEWS: usize = 4096;
 /// The capacity of a string the free list did not have: longer than any condition message or
 /// event of a typical decision, so a recycled string rarely has to grow.
 const STRING_CAPACITY: usize = 160;
@@ -199,6 +206,76 @@ pooled!(MetricExplanation, FREE_EXPLANATIONS, |m| {
     give_opt(m.name);
     give_opt(m.error);
 });
+
+pooled!(MetricReading, FREE_READINGS, |r| {
+    match r {
+        Ok(MetricValues::PerPod { samples, .. }) => give_samples(samples),
+        Ok(MetricValues::Object { .. } | MetricValues::External { .. }) => {}
+        Err(e) => give(e),
+    }
+});
+
+thread_local! {
+    /// Lists of views given back, views and all, to be refilled.
+    static VIEW_LISTS: RefCell<Vec<Vec<PodView>>> = const { RefCell::new(Vec::new()) };
+    /// Views a refilled list had no use for, to lengthen another.
+    static SPARE_VIEWS: RefCell<Vec<PodView>> = const { RefCell::new(Vec::new()) };
+    /// Sample lists given back, to be refilled.
+    static SAMPLES: RefCell<Vec<Samples>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A list of views given back, to be refilled in place (its views are an earlier reconcile's);
+/// empty when none is free.
+pub(crate) fn view_list() -> Vec<PodView> {
+    VIEW_LISTS.with_borrow_mut(Vec::pop).unwrap_or_default()
+}
+
+/// A spare view to refill, when there is one.
+pub(crate) fn spare_view() -> Option<PodView> {
+    SPARE_VIEWS.with_borrow_mut(Vec::pop)
+}
+
+/// Keeps views a list no longer needs (as many as fit) for other lists.
+pub(crate) fn spare_views(views: impl Iterator<Item = PodView>) {
+    SPARE_VIEWS.with_borrow_mut(|spare| {
+        let room = MAX_VIEWS.saturating_sub(spare.len());
+        spare.extend(views.take(room));
+    });
+}
+
+/// A sample list to refill ([`Samples::refill`]).
+pub(crate) fn samples() -> Samples {
+    SAMPLES.with_borrow_mut(Vec::pop).unwrap_or_default()
+}
+
+/// Gives a sample list back.
+fn give_samples(samples: Samples) {
+    SAMPLES.with_borrow_mut(|free| {
+        if free.len() < MAX_LISTS {
+            free.push(samples);
+        }
+    });
+}
+
+/// Gives the pod views of a reconcile ([`crate::view::pod_views`], [`crate::view::copied_views`])
+/// back, once decided, to be refilled by the next reconcile's on this thread. Dropping them
+/// instead is always correct.
+pub fn give_views(views: Vec<PodView>) {
+    if views.capacity() == 0 {
+        return;
+    }
+    VIEW_LISTS.with_borrow_mut(|free| {
+        if free.len() < MAX_LISTS {
+            free.push(views);
+        }
+    });
+}
+
+/// Gives the readings of a reconcile ([`crate::metrics_api::readings`]) back, once decided, for
+/// the next reconcile's readings on this thread. Dropping them instead is always correct.
+pub fn give_readings(readings: Vec<MetricReading>) {
+    give_list(readings);
+}
 
 fn give_value(v: MetricValueStatus) {
     give_opt(v.average_value.map(|q| q.0));

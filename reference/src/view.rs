@@ -3,9 +3,16 @@
 //! `Pod`s and API responses into them), so the core stays free of IO and fast on large pod lists.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::fmt;
 use std::time::Duration;
 
-use crate::time::Time;
+use k8s_openapi::api::core::v1::{Container, Pod, ResourceRequirements};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+
+use crate::quantity::milli_value;
+use crate::recycle;
+use crate::time::{Time, core_time};
 
 /// The target's scale subresource.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,12 +72,30 @@ pub struct ReadyCondition {
 }
 
 /// The resource requests of one container: `(resource name, milli-value)` pairs.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, PartialEq, Eq, Default)]
 pub struct ContainerRequests {
     /// The container's name.
     pub name: String,
     /// Its requests, e.g. `("cpu", 500)`.
     pub requests: Vec<(String, i64)>,
+}
+
+impl Clone for ContainerRequests {
+    fn clone(&self) -> Self {
+        ContainerRequests {
+            name: self.name.clone(),
+            requests: self.requests.clone(),
+        }
+    }
+
+    /// The same, in `self`'s buffers.
+    fn clone_from(&mut self, source: &Self) {
+        set_text(&mut self.name, &source.name);
+        set_requests(
+            &mut self.requests,
+            source.requests.iter().map(|(r, v)| (r.as_str(), *v)),
+        );
+    }
 }
 
 impl ContainerRequests {
@@ -116,7 +141,7 @@ fn word(chunk: &[u8]) -> u64 {
 }
 
 /// One pod of the target, as the HPA sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct PodView {
     /// `metadata.name`.
     pub name: String,
@@ -151,22 +176,33 @@ pub struct PodMetric {
 /// `PodMetricsInfo`, a map by pod name). A sorted vector rather than a map: the decision walks it
 /// in step with the pods, and a slice step costs a few instructions where a `BTreeMap` step cost
 /// about forty, per pod and metric. Built from pairs in any order; of several samples of one name,
-/// the last wins, as with a map's inserts.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Samples(Vec<(String, PodMetric)>);
+/// the last wins, as with a map's inserts. [`Samples::refill`] writes new samples over the old in
+/// place, so a list given back ([`crate::recycle`]) takes a response's samples without
+/// allocating.
+#[derive(Default)]
+pub struct Samples {
+    /// The samples in `..len`, in ascending name order; after them, spare names to overwrite.
+    entries: Vec<(String, PodMetric)>,
+    len: usize,
+}
 
 impl Samples {
     /// No samples.
     pub const fn new() -> Self {
-        Samples(Vec::new())
+        Samples {
+            entries: Vec::new(),
+            len: 0,
+        }
     }
 
     /// Adds or replaces the sample of `name`; returns the one it replaced.
     pub fn insert(&mut self, name: String, sample: PodMetric) -> Option<PodMetric> {
         match self.position(&name) {
-            Ok(at) => Some(std::mem::replace(&mut self.0[at].1, sample)),
+            Ok(at) => Some(std::mem::replace(&mut self.entries[at].1, sample)),
             Err(at) => {
-                self.0.insert(at, (name, sample));
+                self.entries.truncate(self.len);
+                self.entries.insert(at, (name, sample));
+                self.len += 1;
                 None
             }
         }
@@ -174,58 +210,126 @@ impl Samples {
 
     /// The sample of `name`.
     pub fn get(&self, name: &str) -> Option<&PodMetric> {
-        self.position(name).ok().map(|at| &self.0[at].1)
+        self.position(name).ok().map(|at| &self.entries[at].1)
     }
 
     /// How many names have a sample.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.len
     }
 
     /// No sample at all.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.len == 0
     }
 
     /// `(name, sample)` in ascending name order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&str, &PodMetric)> + ExactSizeIterator {
-        self.0.iter().map(|(n, s)| (n.as_str(), s))
+        self.live().iter().map(|(n, s)| (n.as_str(), s))
     }
 
     /// The names, in ascending order.
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &str> + ExactSizeIterator {
-        self.0.iter().map(|(n, _)| n.as_str())
+        self.live().iter().map(|(n, _)| n.as_str())
     }
 
     /// The samples, in ascending name order.
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &PodMetric> + ExactSizeIterator {
-        self.0.iter().map(|(_, s)| s)
+        self.live().iter().map(|(_, s)| s)
+    }
+
+    /// Replaces the samples with `pairs`, in any order (the last of a name wins), writing each
+    /// name over an old one: once the list has held as many names as long, nothing is allocated.
+    pub fn refill<'a>(&mut self, pairs: impl IntoIterator<Item = (&'a str, PodMetric)>) {
+        let mut n = 0;
+        for (name, sample) in pairs {
+            match self.entries.get_mut(n) {
+                Some(entry) => {
+                    set_text(&mut entry.0, name);
+                    entry.1 = sample;
+                }
+                None => self.entries.push((name.to_string(), sample)),
+            }
+            n += 1;
+        }
+        self.len = n;
+        self.settle();
+    }
+
+    fn live(&self) -> &[(String, PodMetric)] {
+        &self.entries[..self.len]
     }
 
     fn position(&self, name: &str) -> Result<usize, usize> {
-        self.0.binary_search_by(|(n, _)| name_order(n, name))
+        self.live().binary_search_by(|(n, _)| name_order(n, name))
+    }
+
+    /// Puts the samples in name order and keeps one per name, the last given.
+    fn settle(&mut self) {
+        let live = &mut self.entries[..self.len];
+        if live
+            .windows(2)
+            .all(|w| name_order(&w[0].0, &w[1].0) == Ordering::Less)
+        {
+            return;
+        }
+        // Stable, so equal names keep their order; the first of each run stays and takes the
+        // sample of each later one in turn, so it ends with the last given. The names dropped
+        // move past the end, spare.
+        live.sort_by(|a, b| name_order(&a.0, &b.0));
+        let mut kept = 0;
+        for at in 1..live.len() {
+            if live[at].0 == live[kept].0 {
+                live[kept].1 = live[at].1;
+            } else {
+                kept += 1;
+                live.swap(kept, at);
+            }
+        }
+        self.len = kept + 1;
+    }
+}
+
+impl Clone for Samples {
+    fn clone(&self) -> Self {
+        Samples {
+            entries: self.live().to_vec(),
+            len: self.len,
+        }
+    }
+}
+
+impl PartialEq for Samples {
+    /// The same names with the same samples.
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Samples {}
+
+impl fmt::Debug for Samples {
+    /// As the list of `(name, sample)` pairs it is.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct Pairs<'a>(&'a Samples);
+        impl fmt::Debug for Pairs<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_list().entries(self.0.iter()).finish()
+            }
+        }
+        f.debug_tuple("Samples").field(&Pairs(self)).finish()
     }
 }
 
 impl FromIterator<(String, PodMetric)> for Samples {
     fn from_iter<I: IntoIterator<Item = (String, PodMetric)>>(pairs: I) -> Self {
-        let mut v: Vec<(String, PodMetric)> = pairs.into_iter().collect();
-        if !v
-            .windows(2)
-            .all(|w| name_order(&w[0].0, &w[1].0) == Ordering::Less)
-        {
-            // Stable, so equal names keep their order and the last of each run is the last given.
-            v.sort_by(|a, b| name_order(&a.0, &b.0));
-            let mut kept: Vec<(String, PodMetric)> = Vec::with_capacity(v.len());
-            for pair in v {
-                match kept.last_mut() {
-                    Some(last) if last.0 == pair.0 => *last = pair,
-                    _ => kept.push(pair),
-                }
-            }
-            v = kept;
-        }
-        Samples(v)
+        let entries: Vec<(String, PodMetric)> = pairs.into_iter().collect();
+        let mut samples = Samples {
+            len: entries.len(),
+            entries,
+        };
+        samples.settle();
+        samples
     }
 }
 
@@ -296,34 +400,31 @@ pub struct Observation<'a> {
     pub hpas_selecting_pods: &'a [String],
 }
 
-fn requests_of(
-    resources: Option<&k8s_openapi::api::core::v1::ResourceRequirements>,
-) -> Option<Vec<(String, i64)>> {
-    let requests = resources?.requests.as_ref()?;
-    Some(
-        requests
-            .iter()
-            .filter_map(|(r, q)| {
-                crate::quantity::milli_value(&q.0)
-                    .ok()
-                    .map(|v| (r.clone(), v))
-            })
-            .collect(),
-    )
-}
-
 impl PodView {
     /// The view of a `v1.Pod`.
-    pub fn from_pod(pod: &k8s_openapi::api::core::v1::Pod) -> PodView {
+    pub fn from_pod(pod: &Pod) -> PodView {
+        let mut view = PodView::blank();
+        view.assign_pod(pod);
+        view
+    }
+
+    /// Makes this the view of `pod`, in this view's buffers: its strings and lists are reused,
+    /// so converting a pod into a view of an earlier pod allocates nothing when its names are no
+    /// longer and its containers no more numerous.
+    pub fn assign_pod(&mut self, pod: &Pod) {
         let status = pod.status.as_ref();
-        let phase = match status.and_then(|s| s.phase.as_deref()) {
+        set_text(
+            &mut self.name,
+            pod.metadata.name.as_deref().unwrap_or_default(),
+        );
+        self.phase = match status.and_then(|s| s.phase.as_deref()) {
             Some("Pending") => PodPhase::Pending,
             Some("Running") => PodPhase::Running,
             Some("Succeeded") => PodPhase::Succeeded,
             Some("Failed") => PodPhase::Failed,
             _ => PodPhase::Unknown,
         };
-        let ready = status
+        self.ready = status
             .and_then(|s| s.conditions.as_ref())
             .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
             .map(|c| ReadyCondition {
@@ -332,35 +433,175 @@ impl PodView {
                     "False" => ConditionStatus::False,
                     _ => ConditionStatus::Unknown,
                 },
-                last_transition: c.last_transition_time.as_ref().map(crate::time::core_time),
+                last_transition: c.last_transition_time.as_ref().map(core_time),
             });
+        self.start_time = status.and_then(|s| s.start_time.as_ref()).map(core_time);
+        self.deleted = pod.metadata.deletion_timestamp.is_some();
         let spec = pod.spec.as_ref();
-        let container = |c: &k8s_openapi::api::core::v1::Container| ContainerRequests {
-            name: c.name.clone(),
-            requests: requests_of(c.resources.as_ref()).unwrap_or_default(),
-        };
-        PodView {
-            name: pod.metadata.name.clone().unwrap_or_default(),
-            phase,
-            ready,
-            start_time: status
-                .and_then(|s| s.start_time.as_ref())
-                .map(crate::time::core_time),
-            deleted: pod.metadata.deletion_timestamp.is_some(),
-            containers: spec
-                .map(|s| s.containers.iter().map(container).collect())
-                .unwrap_or_default(),
-            sidecars: spec
-                .and_then(|s| s.init_containers.as_ref())
-                .map(|ics| {
-                    ics.iter()
-                        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
-                        .map(container)
-                        .collect()
-                })
-                .unwrap_or_default(),
-            pod_requests: spec.and_then(|s| requests_of(s.resources.as_ref())),
+        let containers = spec.map_or(&[][..], |s| s.containers.as_slice());
+        refill(
+            &mut self.containers,
+            containers,
+            ContainerRequests::default,
+            assign_container,
+        );
+        let sidecars = spec
+            .and_then(|s| s.init_containers.as_deref())
+            .unwrap_or_default()
+            .iter()
+            .filter(|c| c.restart_policy.as_deref() == Some("Always"));
+        refill(
+            &mut self.sidecars,
+            sidecars,
+            ContainerRequests::default,
+            assign_container,
+        );
+        match spec.and_then(|s| requests_of(s.resources.as_ref())) {
+            Some(requests) => set_requests(
+                self.pod_requests.get_or_insert_with(Vec::new),
+                parsed(requests),
+            ),
+            None => self.pod_requests = None,
         }
+    }
+
+    /// A view to assign a pod to.
+    fn blank() -> PodView {
+        PodView {
+            name: String::new(),
+            phase: PodPhase::Unknown,
+            ready: None,
+            start_time: None,
+            deleted: false,
+            containers: Vec::new(),
+            sidecars: Vec::new(),
+            pod_requests: None,
+        }
+    }
+}
+
+impl Clone for PodView {
+    fn clone(&self) -> Self {
+        PodView {
+            name: self.name.clone(),
+            phase: self.phase,
+            ready: self.ready,
+            start_time: self.start_time,
+            deleted: self.deleted,
+            containers: self.containers.clone(),
+            sidecars: self.sidecars.clone(),
+            pod_requests: self.pod_requests.clone(),
+        }
+    }
+
+    /// The same, in `self`'s buffers.
+    fn clone_from(&mut self, source: &Self) {
+        set_text(&mut self.name, &source.name);
+        self.phase = source.phase;
+        self.ready = source.ready;
+        self.start_time = source.start_time;
+        self.deleted = source.deleted;
+        self.containers.clone_from(&source.containers);
+        self.sidecars.clone_from(&source.sidecars);
+        match &source.pod_requests {
+            Some(requests) => set_requests(
+                self.pod_requests.get_or_insert_with(Vec::new),
+                requests.iter().map(|(r, v)| (r.as_str(), *v)),
+            ),
+            None => self.pod_requests = None,
+        }
+    }
+}
+
+/// The views of `pods`, in order, in a list and views given back by earlier reconciles on this
+/// thread ([`recycle::give_views`]): once warm, converting a steady set of pods allocates
+/// nothing.
+pub fn pod_views<'a>(pods: impl IntoIterator<Item = &'a Pod>) -> Vec<PodView> {
+    fill_views(pods, PodView::assign_pod)
+}
+
+/// Copies of `views` (views kept from an earlier conversion, as the controller's pod cache keeps
+/// them), in reused buffers as [`pod_views`].
+pub fn copied_views<'a>(views: impl IntoIterator<Item = &'a PodView>) -> Vec<PodView> {
+    fill_views(views, PodView::clone_from)
+}
+
+/// A list given back refilled with one view per item of `from`, each set by `set` in the view
+/// at its place (so that its buffers are reused), else in a spare one.
+fn fill_views<S>(from: impl IntoIterator<Item = S>, set: impl Fn(&mut PodView, S)) -> Vec<PodView> {
+    let mut list = recycle::view_list();
+    let mut n = 0;
+    for item in from {
+        if n == list.len() {
+            list.push(recycle::spare_view().unwrap_or_else(PodView::blank));
+        }
+        set(&mut list[n], item);
+        n += 1;
+    }
+    if n < list.len() {
+        recycle::spare_views(list.drain(n..));
+    }
+    list
+}
+
+/// Sets `dst` to `src`, in `dst`'s buffer.
+fn set_text(dst: &mut String, src: &str) {
+    dst.clear();
+    dst.push_str(src);
+}
+
+/// Refills `dst` with one element per item of `src`, each set by `set` in the element the last
+/// fill left at its place (so that its buffers are reused), else in a `fresh` one; elements
+/// beyond the new length are dropped.
+fn refill<T, S>(
+    dst: &mut Vec<T>,
+    src: impl IntoIterator<Item = S>,
+    fresh: impl Fn() -> T,
+    mut set: impl FnMut(&mut T, S),
+) {
+    let mut n = 0;
+    for item in src {
+        if n == dst.len() {
+            dst.push(fresh());
+        }
+        set(&mut dst[n], item);
+        n += 1;
+    }
+    dst.truncate(n);
+}
+
+/// Sets a list of requests to `src`'s, in its buffers.
+fn set_requests<'a>(dst: &mut Vec<(String, i64)>, src: impl IntoIterator<Item = (&'a str, i64)>) {
+    refill(
+        dst,
+        src,
+        || (String::new(), 0),
+        |(name, value), (r, v)| {
+            set_text(name, r);
+            *value = v;
+        },
+    );
+}
+
+/// `resources.requests`, when set.
+fn requests_of(resources: Option<&ResourceRequirements>) -> Option<&BTreeMap<String, Quantity>> {
+    resources?.requests.as_ref()
+}
+
+/// The requests whose quantities parse, as milli-values (a request that does not parse is
+/// skipped).
+fn parsed(requests: &BTreeMap<String, Quantity>) -> impl Iterator<Item = (&str, i64)> {
+    requests
+        .iter()
+        .filter_map(|(r, q)| milli_value(&q.0).ok().map(|v| (r.as_str(), v)))
+}
+
+/// Makes `dst` the requests of container `c`.
+fn assign_container(dst: &mut ContainerRequests, c: &Container) {
+    set_text(&mut dst.name, &c.name);
+    match requests_of(c.resources.as_ref()) {
+        Some(requests) => set_requests(&mut dst.requests, parsed(requests)),
+        None => dst.requests.clear(),
     }
 }
 
@@ -441,6 +682,105 @@ mod tests {
         assert_eq!(samples.len(), 3);
         assert_eq!(samples["web-c"].value, 3);
         assert_eq!(samples.get("web-d"), None);
+    }
+
+    #[test]
+    fn a_refill_is_a_collection_in_reused_buffers() {
+        let runs: [&[(&str, i64)]; 5] = [
+            &[
+                ("web-b", 1),
+                ("web-a", 2),
+                ("web-c", 3),
+                ("web-a", 4),
+                ("web-b", 5),
+            ],
+            &[("x", 1)],
+            &[],
+            &[
+                ("a", 1),
+                ("b", 2),
+                ("c", 3),
+                ("d", 4),
+                ("e", 5),
+                ("f", 6),
+                ("g", 7),
+            ],
+            &[("g", 1), ("g", 2), ("a", 3)],
+        ];
+        let mut reused = Samples::new();
+        for pairs in runs {
+            reused.refill(pairs.iter().map(|&(n, v)| (n, sample(v))));
+            let collected: Samples = pairs
+                .iter()
+                .map(|&(n, v)| (n.to_string(), sample(v)))
+                .collect();
+            assert_eq!(reused, collected, "{pairs:?}");
+            assert_eq!(format!("{reused:?}"), format!("{collected:?}"));
+            assert_eq!(reused.len(), collected.len());
+            assert_eq!(reused.clone(), collected);
+        }
+        // A name inserted after a shorter refill lands in order, spare names gone.
+        reused.insert("b".to_string(), sample(9));
+        assert_eq!(
+            reused.iter().map(|(n, s)| (n, s.value)).collect::<Vec<_>>(),
+            [("a", 3), ("b", 9), ("g", 2)]
+        );
+    }
+
+    fn pod(json: serde_json::Value) -> Pod {
+        serde_json::from_value(json).expect("a pod")
+    }
+
+    #[test]
+    fn a_view_assigned_or_cloned_over_another_is_the_pods_view() {
+        let pods = [
+            pod(serde_json::json!({
+                "metadata": {"name": "web-0001"},
+                "spec": {"containers": [
+                    {"name": "app", "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}},
+                    {"name": "log", "resources": {"requests": {"cpu": "50m", "bad": "x"}}}
+                ]},
+                "status": {"phase": "Running", "startTime": "2026-01-01T00:00:00Z",
+                    "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:10Z"}]}
+            })),
+            pod(serde_json::json!({
+                "metadata": {"name": "a-much-longer-pod-name-7d4b9c8f6-x2k9p", "deletionTimestamp": "2026-01-01T00:00:20Z"},
+                "spec": {
+                    "containers": [{"name": "app"}],
+                    "initContainers": [
+                        {"name": "init"},
+                        {"name": "proxy", "restartPolicy": "Always", "resources": {"requests": {"cpu": "10m"}}}
+                    ],
+                    "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}
+                },
+                "status": {"phase": "Pending", "conditions": [{"type": "Ready", "status": "False"}]}
+            })),
+            pod(serde_json::json!({"metadata": {}})),
+        ];
+        for a in &pods {
+            for b in &pods {
+                let want = PodView::from_pod(b);
+                let mut view = PodView::from_pod(a);
+                view.assign_pod(b);
+                assert_eq!(view, want);
+                let mut copy = PodView::from_pod(a);
+                copy.clone_from(&want);
+                assert_eq!(copy, want);
+            }
+        }
+        let views = pod_views(&pods);
+        assert_eq!(
+            views,
+            pods.iter().map(PodView::from_pod).collect::<Vec<_>>()
+        );
+        recycle::give_views(views);
+        let fewer = pod_views(&pods[1..]);
+        assert_eq!(
+            fewer,
+            pods[1..].iter().map(PodView::from_pod).collect::<Vec<_>>()
+        );
+        let copies = copied_views(&fewer);
+        assert_eq!(copies, fewer);
     }
 
     #[test]

@@ -13,6 +13,15 @@ use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 #[global_allocator]
 static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
 
+/// The counts are the whole process's: the tests take turns.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn hpa() -> HorizontalPodAutoscaler {
     serde_json::from_value(serde_json::json!({
         "metadata": {"name": "api", "namespace": "shop"},
@@ -145,6 +154,7 @@ fn run(recycle: bool, ticks: u64) -> (Vec<String>, Vec<usize>) {
 
 #[test]
 fn recycled_decisions_allocate_nothing_once_warm_and_decide_the_same() {
+    let _turn = one_at_a_time();
     let ticks = 60;
     let (plain, _) = run(false, ticks);
     let (recycled, allocations) = run(true, ticks);
@@ -158,5 +168,78 @@ fn recycled_decisions_allocate_nothing_once_warm_and_decide_the_same() {
     assert!(
         warm.iter().all(|&n| n == 0),
         "allocations per decision after warm-up: {warm:?}"
+    );
+}
+
+/// The objects of a reconcile: pods and the metrics APIs' answers (issue 36).
+fn objects(
+    n: usize,
+    tick: i64,
+) -> (
+    Vec<k8s_openapi::api::core::v1::Pod>,
+    hpa_reference::metrics_api::MetricsApis,
+) {
+    let pods = (0..n)
+        .map(|i| {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": format!("api-{i:02}"), "namespace": "shop"},
+                "spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": "200m", "memory": "256Mi"}}}]},
+                "status": {"phase": "Running", "startTime": "2026-01-01T00:00:00Z",
+                    "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:10Z"}]}
+            }))
+            .expect("a pod")
+        })
+        .collect();
+    // Reversed, so the samples are sorted on the way in.
+    let apis = serde_json::from_value(serde_json::json!({
+        "resource": {"items": (0..n).rev().map(|i| serde_json::json!({
+            "metadata": {"name": format!("api-{i:02}"), "namespace": "shop"},
+            "timestamp": "2026-01-01T00:10:00Z",
+            "window": "30s",
+            "containers": [{"name": "app", "usage": {"cpu": format!("{}m", 100 + tick), "memory": "100Mi"}}]
+        })).collect::<Vec<_>>()},
+        "pods": {"rps": {"items": (0..n).map(|i| serde_json::json!({
+            "pod": format!("api-{i:02}"), "value": format!("{}", 40 + tick), "timestamp": "2026-01-01T00:10:00Z"
+        })).collect::<Vec<_>>()}}
+    }))
+    .expect("metrics answers");
+    (pods, apis)
+}
+
+#[test]
+fn converting_objects_into_views_allocates_nothing_once_warm_and_converts_the_same() {
+    let _turn = one_at_a_time();
+    let hpa = hpa();
+    let metrics = hpa.spec.metrics.as_deref().unwrap_or_default();
+    let changes = hpa_reference::KubernetesVersion::NEWEST.changes();
+    let mut allocations = Vec::new();
+    for tick in 0..20 {
+        // A reconcile of fewer pods between two of more takes the same buffers.
+        let n = if tick % 3 == 1 { 5 } else { 12 };
+        let (pods, apis) = objects(n, tick);
+        let region = Region::new(GLOBAL);
+        let views = hpa_reference::view::pod_views(&pods);
+        let readings = hpa_reference::metrics_api::readings(metrics, &apis, changes);
+        let stats = region.change();
+        allocations.push(stats.allocations + stats.reallocations);
+        let fresh: Vec<PodView> = pods.iter().map(PodView::from_pod).collect();
+        assert_eq!(views, fresh);
+        let Ok(MetricValues::PerPod { samples, .. }) = &readings[0] else {
+            panic!("cpu samples expected: {readings:?}");
+        };
+        assert_eq!(samples.len(), n);
+        assert_eq!(samples.keys().next(), Some("api-00"));
+        assert_eq!(samples["api-00"].value, 100 + tick);
+        let Ok(MetricValues::PerPod { samples, .. }) = &readings[1] else {
+            panic!("rps samples expected: {readings:?}");
+        };
+        assert_eq!(samples["api-01"].value, (40 + tick) * 1000);
+        hpa_reference::recycle::give_views(views);
+        hpa_reference::recycle::give_readings(readings);
+    }
+    let warm = &allocations[3..];
+    assert!(
+        warm.iter().all(|&n| n == 0),
+        "allocations per conversion after warm-up: {allocations:?}"
     );
 }

@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 
 use hpa_reference::metrics_api::readings;
+use hpa_reference::recycle;
 use hpa_reference::selector::{self, Selector};
+use hpa_reference::view;
 use hpa_reference::{Memory, Observation, PodView, ScaleView, Settings, decide};
 use k8s_openapi::api::core::v1::Pod;
 
@@ -105,7 +107,7 @@ impl CoreSession {
         if selecting.len() < 2 {
             selecting.clear();
         }
-        (pods.into_iter().map(PodView::from_pod).collect(), selecting)
+        (view::pod_views(pods), selecting)
     }
 }
 
@@ -136,6 +138,9 @@ impl Session for CoreSession {
         }
         let memory = self.memories.entry(key).or_default();
         let plan = decide(&obs, &self.settings, memory);
+        // The views' buffers serve the next tick's (hpa_reference::recycle).
+        recycle::give_views(pods);
+        recycle::give_readings(metrics);
         // A refused update fails the rescale unless the release retries it through
         // (a conflict from 1.34 on: hpa_reference::retry).
         let write = match (&plan.rescale, &s.scale_update_error) {

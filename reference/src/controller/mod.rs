@@ -242,7 +242,7 @@ pub async fn reconcile_once(
         }
         None => (Vec::new(), Default::default(), Vec::new()),
     };
-    let views: Vec<PodView> = pods.iter().map(|p| p.view.clone()).collect();
+    let views: Vec<PodView> = crate::view::copied_views(pods.iter().map(|p| &p.view));
     let selecting = selecting_hpas(ctx, &key, &ns, selector.as_deref(), &pods);
     let metric_readings = readings(
         hpa.spec.metrics.as_deref().unwrap_or_default(),
@@ -265,6 +265,9 @@ pub async fn reconcile_once(
     };
     let mut timer = monitor::MetricTimer::new(fetch_took);
     let plan = decide_with(&obs, &ctx.settings, &mut memory, &mut timer);
+    // The views' buffers serve the next reconciles' (crate::recycle).
+    crate::recycle::give_views(views);
+    crate::recycle::give_readings(metric_readings);
     let current = plan.current_replicas;
 
     // The scale write, retried on conflict with a fresh read (client-go's RetryOnConflict).
