@@ -177,13 +177,14 @@ pub struct PodMetric {
 /// in step with the pods, and a slice step costs a few instructions where a `BTreeMap` step cost
 /// about forty, per pod and metric. Built from pairs in any order; of several samples of one name,
 /// the last wins, as with a map's inserts. [`Samples::refill`] writes new samples over the old in
-/// place, so a list given back ([`crate::recycle`]) takes a response's samples without
-/// allocating.
+/// place (and keeps the names of those it drops), so a list given back ([`crate::recycle`]) takes
+/// a response's samples without allocating.
 #[derive(Default)]
 pub struct Samples {
-    /// The samples in `..len`, in ascending name order; after them, spare names to overwrite.
+    /// The samples, in ascending name order.
     entries: Vec<(String, PodMetric)>,
-    len: usize,
+    /// Names of samples a refill dropped, to be written over by a later one's.
+    spare: Vec<String>,
 }
 
 impl Samples {
@@ -191,7 +192,7 @@ impl Samples {
     pub const fn new() -> Self {
         Samples {
             entries: Vec::new(),
-            len: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -200,9 +201,7 @@ impl Samples {
         match self.position(&name) {
             Ok(at) => Some(std::mem::replace(&mut self.entries[at].1, sample)),
             Err(at) => {
-                self.entries.truncate(self.len);
                 self.entries.insert(at, (name, sample));
-                self.len += 1;
                 None
             }
         }
@@ -215,27 +214,27 @@ impl Samples {
 
     /// How many names have a sample.
     pub fn len(&self) -> usize {
-        self.len
+        self.entries.len()
     }
 
     /// No sample at all.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.entries.is_empty()
     }
 
     /// `(name, sample)` in ascending name order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&str, &PodMetric)> + ExactSizeIterator {
-        self.live().iter().map(|(n, s)| (n.as_str(), s))
+        self.entries.iter().map(|(n, s)| (n.as_str(), s))
     }
 
     /// The names, in ascending order.
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &str> + ExactSizeIterator {
-        self.live().iter().map(|(n, _)| n.as_str())
+        self.entries.iter().map(|(n, _)| n.as_str())
     }
 
     /// The samples, in ascending name order.
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &PodMetric> + ExactSizeIterator {
-        self.live().iter().map(|(_, s)| s)
+        self.entries.iter().map(|(_, s)| s)
     }
 
     /// Replaces the samples with `pairs`, in any order (the last of a name wins), writing each
@@ -248,53 +247,61 @@ impl Samples {
                     set_text(&mut entry.0, name);
                     entry.1 = sample;
                 }
-                None => self.entries.push((name.to_string(), sample)),
+                None => {
+                    let mut text = self.spare.pop().unwrap_or_default();
+                    set_text(&mut text, name);
+                    self.entries.push((text, sample));
+                }
             }
             n += 1;
         }
-        self.len = n;
+        self.spare_from(n);
         self.settle();
     }
 
-    fn live(&self) -> &[(String, PodMetric)] {
-        &self.entries[..self.len]
+    /// Keeps the names of the entries from `at` on as spare, and drops those entries.
+    fn spare_from(&mut self, at: usize) {
+        if at < self.entries.len() {
+            self.spare
+                .extend(self.entries.drain(at..).map(|(name, _)| name));
+        }
     }
 
     fn position(&self, name: &str) -> Result<usize, usize> {
-        self.live().binary_search_by(|(n, _)| name_order(n, name))
+        self.entries.binary_search_by(|(n, _)| name_order(n, name))
     }
 
     /// Puts the samples in name order and keeps one per name, the last given.
     fn settle(&mut self) {
-        let live = &mut self.entries[..self.len];
-        if live
+        let entries = &mut self.entries;
+        if entries
             .windows(2)
             .all(|w| name_order(&w[0].0, &w[1].0) == Ordering::Less)
         {
             return;
         }
         // Stable, so equal names keep their order; the first of each run stays and takes the
-        // sample of each later one in turn, so it ends with the last given. The names dropped
-        // move past the end, spare.
-        live.sort_by(|a, b| name_order(&a.0, &b.0));
+        // sample of each later one in turn, so it ends with the last given. The entries dropped
+        // move past the kept ones, their names spare.
+        entries.sort_by(|a, b| name_order(&a.0, &b.0));
         let mut kept = 0;
-        for at in 1..live.len() {
-            if live[at].0 == live[kept].0 {
-                live[kept].1 = live[at].1;
+        for at in 1..entries.len() {
+            if entries[at].0 == entries[kept].0 {
+                entries[kept].1 = entries[at].1;
             } else {
                 kept += 1;
-                live.swap(kept, at);
+                entries.swap(kept, at);
             }
         }
-        self.len = kept + 1;
+        self.spare_from(kept + 1);
     }
 }
 
 impl Clone for Samples {
     fn clone(&self) -> Self {
         Samples {
-            entries: self.live().to_vec(),
-            len: self.len,
+            entries: self.entries.clone(),
+            spare: Vec::new(),
         }
     }
 }
@@ -323,10 +330,9 @@ impl fmt::Debug for Samples {
 
 impl FromIterator<(String, PodMetric)> for Samples {
     fn from_iter<I: IntoIterator<Item = (String, PodMetric)>>(pairs: I) -> Self {
-        let entries: Vec<(String, PodMetric)> = pairs.into_iter().collect();
         let mut samples = Samples {
-            len: entries.len(),
-            entries,
+            entries: pairs.into_iter().collect(),
+            spare: Vec::new(),
         };
         samples.settle();
         samples
