@@ -2,7 +2,10 @@
 //! for the syntax upstream's `labels.Parse` accepts, so an invalid selector is caught with the
 //! `InvalidSelector` condition, and matching against pod labels.
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
+
+use crate::view::name_order;
 
 /// One requirement of a selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -438,14 +441,16 @@ pub fn parse(s: &str) -> Result<Selector, String> {
 impl Selector {
     /// Whether a pod with these labels is selected.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        let one_of =
+            |vs: &[String], v: &str| vs.iter().any(|x| name_order(x, v) == Ordering::Equal);
         self.0.iter().all(|r| match r {
-            Requirement::Exists(k) => labels.contains_key(k),
-            Requirement::DoesNotExist(k) => !labels.contains_key(k),
-            Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
-            Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
+            Requirement::Exists(k) => label(labels, k).is_some(),
+            Requirement::DoesNotExist(k) => label(labels, k).is_none(),
+            Requirement::In(k, vs) => label(labels, k).is_some_and(|v| one_of(vs, v)),
+            Requirement::NotIn(k, vs) => label(labels, k).is_none_or(|v| !one_of(vs, v)),
             Requirement::GreaterThan(k, v) | Requirement::LessThan(k, v) => {
                 let (Some(Ok(have)), Ok(bound)) =
-                    (labels.get(k).map(|l| l.parse::<i64>()), v.parse::<i64>())
+                    (label(labels, k).map(|l| l.parse::<i64>()), v.parse::<i64>())
                 else {
                     return false;
                 };
@@ -457,6 +462,23 @@ impl Selector {
             }
         })
     }
+}
+
+/// The value of label `key`. A pod has a few labels: a look at each in order, compared in line,
+/// is cheaper than the map's search (a `memcmp` call per key it passes); many are searched.
+#[inline]
+fn label<'a>(labels: &'a BTreeMap<String, String>, key: &str) -> Option<&'a str> {
+    if labels.len() > 8 {
+        return labels.get(key).map(String::as_str);
+    }
+    for (k, v) in labels {
+        match name_order(k, key) {
+            Ordering::Less => {}
+            Ordering::Equal => return Some(v),
+            Ordering::Greater => return None,
+        }
+    }
+    None
 }
 
 thread_local! {
@@ -680,6 +702,70 @@ mod tests {
             ("tier".to_string(), "b".to_string()),
         ]);
         assert!(s.matches(&labels));
+    }
+
+    #[test]
+    fn matching_looks_labels_up_as_the_map_does() {
+        // The map's own lookups, against which `label`'s in-line walk is checked.
+        fn by_map(s: &Selector, labels: &BTreeMap<String, String>) -> bool {
+            s.0.iter().all(|r| match r {
+                Requirement::Exists(k) => labels.contains_key(k),
+                Requirement::DoesNotExist(k) => !labels.contains_key(k),
+                Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
+                Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
+                Requirement::GreaterThan(k, v) | Requirement::LessThan(k, v) => {
+                    let (Some(Ok(have)), Ok(bound)) =
+                        (labels.get(k).map(|l| l.parse::<i64>()), v.parse::<i64>())
+                    else {
+                        return false;
+                    };
+                    if matches!(r, Requirement::GreaterThan(..)) {
+                        have > bound
+                    } else {
+                        have < bound
+                    }
+                }
+            })
+        }
+        let selectors = [
+            "app=web",
+            "app==web,tier=b",
+            "app!=web",
+            "app in (web, db),!legacy",
+            "tier notin (a, b)",
+            "legacy",
+            "!app",
+            "zz=1",
+            "a0=v",
+            "k3>2",
+            "k3<2",
+            "app=we",
+            "app=webb",
+        ];
+        let mut maps: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
+        for n in [1, 2, 3, 8, 9, 20] {
+            let mut m: BTreeMap<String, String> =
+                (0..n).map(|i| (format!("k{i}"), i.to_string())).collect();
+            maps.push(m.clone());
+            m.insert("app".into(), "web".into());
+            maps.push(m.clone());
+            m.insert("tier".into(), "b".into());
+            m.insert("legacy".into(), String::new());
+            maps.push(m.clone());
+            m.insert("a0".into(), "v".into());
+            m.insert("zz".into(), "1".into());
+            maps.push(m);
+        }
+        for text in selectors {
+            let s = parse(text).unwrap();
+            for labels in &maps {
+                assert_eq!(
+                    s.matches(labels),
+                    by_map(&s, labels),
+                    "{text} on {labels:?}"
+                );
+            }
+        }
     }
 
     #[test]

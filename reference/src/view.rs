@@ -656,6 +656,46 @@ mod tests {
         }
     }
 
+    #[test]
+    fn name_order_of_names_of_one_length_is_str_order() {
+        // Every length to 20, each name against itself and against a copy differing in one
+        // byte (lower, higher, a zero byte, 0xff), at every position.
+        for len in 0..=20usize {
+            let base: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            for at in 0..len {
+                for b in [b'0', b'z', 0x00, 0x7f] {
+                    let mut other = base.clone();
+                    other[at] = b;
+                    let (x, y) = (
+                        std::str::from_utf8(&base).unwrap(),
+                        std::str::from_utf8(&other).unwrap(),
+                    );
+                    assert_eq!(name_order(x, y), x.cmp(y), "{x:?} vs {y:?}");
+                    assert_eq!(name_order(y, x), y.cmp(x), "{y:?} vs {x:?}");
+                }
+            }
+            let x = std::str::from_utf8(&base).unwrap();
+            assert_eq!(name_order(x, x), std::cmp::Ordering::Equal, "{x:?}");
+        }
+        // Two differences: the first decides.
+        for len in 2..=20usize {
+            for first in 0..len - 1 {
+                for second in first + 1..len {
+                    let mut x = vec![b'm'; len];
+                    let mut y = x.clone();
+                    x[first] = b'a';
+                    y[second] = b'a';
+                    let (x, y) = (
+                        std::str::from_utf8(&x).unwrap(),
+                        std::str::from_utf8(&y).unwrap(),
+                    );
+                    assert_eq!(name_order(x, y), x.cmp(y), "{x:?} vs {y:?}");
+                    assert_eq!(name_order(y, x), y.cmp(x), "{y:?} vs {x:?}");
+                }
+            }
+        }
+    }
+
     fn sample(value: i64) -> PodMetric {
         PodMetric {
             value,

@@ -77,12 +77,20 @@ pub fn decode_field(s: &str) -> Result<GoQuantity<'_>, QuantityError> {
 /// # Errors
 ///
 /// The [`QuantityError`] apimachinery gives if `s` is not a quantity.
+#[inline]
 pub fn milli_value(s: &str) -> Result<i64, QuantityError> {
     // The common spellings (digits and a plain suffix) that do not overflow are exact in both
     // forms.
     if let Some(milli) = plain_milli(s) {
         return Ok(milli);
     }
+    general_milli_value(s)
+}
+
+/// [`milli_value`] of a spelling [`plain_milli`] leaves to the general decoder (out of line, so
+/// that the common path inlines small).
+#[inline(never)]
+fn general_milli_value(s: &str) -> Result<i64, QuantityError> {
     Ok(decode_field(s)?.milli_value())
 }
 
@@ -165,12 +173,21 @@ pub fn parse_milli(s: &str) -> Result<i64, QuantityError> {
 /// `m`, none, `k`, `M`, `G`, `Ki`, `Mi`, `Gi` — without the general parser's digit vector (the
 /// metrics APIs' answers are full of them); `None` for anything else or on overflow, which the
 /// general parser then decides.
+#[inline]
 fn plain_milli(s: &str) -> Option<i64> {
     let bytes = s.as_bytes();
-    // One pass over the digits: at most 15 of them cannot overflow.
+    // One pass over the digits: at most 15 of them cannot overflow. Eight leading digits are
+    // read as one word (requests and memory samples are often nine digits, e.g. `536870912`).
     let mut n: i64 = 0;
     let mut digits = 0;
-    for &b in bytes {
+    if let Some(&chunk) = bytes.first_chunk::<8>() {
+        let w = u64::from_le_bytes(chunk);
+        if all_digits(w) {
+            n = eight_digits(w);
+            digits = 8;
+        }
+    }
+    for &b in &bytes[digits..] {
         let d = b.wrapping_sub(b'0');
         if d > 9 {
             break;
@@ -196,6 +213,30 @@ fn plain_milli(s: &str) -> Option<i64> {
         _ => return None,
     };
     n.checked_mul(multiplier)
+}
+
+/// Whether each of the eight bytes of `w` is an ASCII digit: every byte is `0x30..=0x3f`, and
+/// adding 6 (no carry between bytes then) keeps it below `0x40`.
+#[inline]
+fn all_digits(w: u64) -> bool {
+    const HIGH: u64 = 0xf0f0_f0f0_f0f0_f0f0;
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    (w & HIGH) == ZEROS && (w.wrapping_add(0x0606_0606_0606_0606) & HIGH) == ZEROS
+}
+
+/// The value of eight ASCII digits read as a little-endian word (first digit in the low byte):
+/// pairs, then quadruples, then the eight, with multiplications that cannot overflow (the
+/// standard library's float parser does the same).
+#[inline]
+fn eight_digits(w: u64) -> i64 {
+    const MASK: u64 = 0x0000_00ff_0000_00ff;
+    const MUL1: u64 = 100 + (1_000_000 << 32);
+    const MUL2: u64 = 1 + (10_000 << 32);
+    let mut v = w - 0x3030_3030_3030_3030;
+    v = v * 10 + (v >> 8);
+    let v1 = (v & MASK).wrapping_mul(MUL1);
+    let v2 = ((v >> 16) & MASK).wrapping_mul(MUL2);
+    i64::from((v1.wrapping_add(v2) >> 32) as u32)
 }
 
 /// [`parse_milli`] for any quantity.
@@ -695,7 +736,20 @@ mod tests {
     #[test]
     fn the_plain_spellings_parse_as_the_general_parser_does() {
         let mut checked = 0;
-        for digits in ["0", "7", "007", "500", "123456789012345", "999999999999999"] {
+        for digits in [
+            "0",
+            "7",
+            "007",
+            "500",
+            "1234567",
+            "12345678",
+            "536870912",
+            "00000000",
+            "99999999",
+            "90000000001",
+            "123456789012345",
+            "999999999999999",
+        ] {
             for suffix in ["m", "", "k", "M", "G", "Ki", "Mi", "Gi"] {
                 let s = format!("{digits}{suffix}");
                 let general = parse_milli_general(&s);
@@ -720,8 +774,53 @@ mod tests {
             "1Ti",
             "1 m",
             "1000000000000000",
+            "12345678.5",
+            "1234567:",
+            "1234567/",
+            "12345678Ti",
         ] {
             assert_eq!(plain_milli(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn eight_digits_at_once_are_the_digits_one_by_one() {
+        // Each position with each byte around and in the digits, then a seeded batch.
+        let mut texts: Vec<[u8; 8]> = Vec::new();
+        for at in 0..8 {
+            for b in [
+                b'/', b'0', b'1', b'5', b'8', b'9', b':', b'?', b'@', 0x00, 0x7f, 0xb0, 0xff,
+            ] {
+                let mut t = *b"31415926";
+                t[at] = b;
+                texts.push(t);
+            }
+        }
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut t = [0u8; 8];
+            for (i, c) in t.iter_mut().enumerate() {
+                // Mostly digits, sometimes a byte near them.
+                let r = (x >> (i * 8)) as u8;
+                *c = if r.is_multiple_of(8) {
+                    r
+                } else {
+                    b'0' + r % 10
+                };
+            }
+            texts.push(t);
+        }
+        for t in texts {
+            let w = u64::from_le_bytes(t);
+            let digits = t.iter().all(u8::is_ascii_digit);
+            assert_eq!(all_digits(w), digits, "{t:?}");
+            if digits {
+                let want = t.iter().fold(0i64, |n, &c| n * 10 + i64::from(c - b'0'));
+                assert_eq!(eight_digits(w), want, "{t:?}");
+            }
         }
     }
 }
