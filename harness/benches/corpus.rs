@@ -420,6 +420,18 @@ fn upstream_adapter() -> Option<PathBuf> {
     }
 }
 
+/// CPU seconds (user + system) used so far by this process and by its children that have been
+/// waited for, from /proc/self/stat (Linux; `None` elsewhere): `bench_fuzz` splits a batch's CPU
+/// between the harness (with the in-process core) and the implementation's processes with it.
+fn cpu_seconds() -> Option<(f64, f64)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command's closing parenthesis, from field 3 (state) on: utime,
+    // stime, cutime and cstime are fields 14–17, in clock ticks (USER_HZ, 100 on Linux).
+    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 2..)?.split(' ').collect();
+    let tick = |i: usize| fields.get(i - 3)?.parse::<f64>().ok().map(|t| t / 100.0);
+    Some((tick(14)? + tick(15)?, tick(16)? + tick(17)?))
+}
+
 /// Differential fuzzing throughput: scenarios per second, core vs core, and core vs upstream
 /// (when the adapter is built) as `fuzz` runs it — processes kept between cases (`manyCases`),
 /// delta ticks (`deltaTicks`), one job per core — without delta ticks, and as before both: one
@@ -446,6 +458,7 @@ fn bench_fuzz() {
             "a process per case, complete ticks",
         ),
     ] {
+        let before = cpu_seconds();
         let upstream = make_target(
             &format!("exec:{} {flags}", adapter.display()),
             Duration::from_secs(60),
@@ -469,6 +482,18 @@ fn bench_fuzz() {
             report.differences.len(),
             report.flaky.len()
         );
+        // The adapter's processes are waited for when the target is dropped: only then does
+        // their CPU count among the children's.
+        drop(upstream);
+        if let (Some((h0, c0)), Some((h1, c1))) = (before, cpu_seconds()) {
+            let n = report.scenarios.max(1) as f64;
+            let (harness, adapter) = ((h1 - h0) * 1e3 / n, (c1 - c0) * 1e3 / n);
+            println!(
+                "      CPU per scenario: harness (with the core) {harness:.1} ms, upstream adapter {adapter:.1} ms ({:.0} % adapter); at 100 % of {jobs} cores that is at most {:.0} scenarios/s",
+                100.0 * adapter / (harness + adapter),
+                jobs as f64 * 1e3 / (harness + adapter)
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -204,11 +204,11 @@ func (s *server) endSession() {
 
 // handle answers one message.
 func (s *server) handle(line []byte) (next, error) {
-	var env protocol.Envelope
-	if err := json.Unmarshal(line, &env); err != nil {
+	kind, err := protocol.KindOf(line)
+	if err != nil {
 		return next{}, fmt.Errorf("not a protocol message: %w", err)
 	}
-	switch env.Kind {
+	switch kind {
 	case "start":
 		var start protocol.Start
 		if err := json.Unmarshal(line, &start); err != nil {
@@ -260,7 +260,7 @@ func (s *server) handle(line []byte) (next, error) {
 	case "stop":
 		return next{kind: stopped}, nil
 	default:
-		return next{}, fmt.Errorf("unknown message kind %q", env.Kind)
+		return next{}, fmt.Errorf("unknown message kind %q", kind)
 	}
 }
 

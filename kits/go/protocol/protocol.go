@@ -28,6 +28,25 @@ func Decode(data []byte, v any) error { return codec.Unmarshal(data, v) }
 // Encode writes a message (most often a result), as encoding/json.Marshal would.
 func Encode(v any) ([]byte, error) { return codec.Marshal(v) }
 
+// KindOf is a message's kind, as decoding it into an Envelope would say, without reading the
+// whole message: when its first key is "kind" (as the harness writes every message) the string
+// after it is the answer; otherwise the whole message is decoded as before. Every tick used to
+// be read twice — once through encoding/json (validating and skipping all of it, ~12 KB) only to
+// find "tick", then again as a Tick: the first read was 14 % of the upstream adapter's CPU.
+func KindOf(line []byte) (string, error) {
+	rest := bytes.TrimLeft(line, " \t\r\n")
+	if after, ok := bytes.CutPrefix(rest, []byte(`{"kind":"`)); ok {
+		if end := bytes.IndexByte(after, '"'); end > 0 && bytes.IndexByte(after[:end], '\\') < 0 {
+			return string(after[:end]), nil
+		}
+	}
+	var env Envelope
+	if err := json.Unmarshal(line, &env); err != nil {
+		return "", err
+	}
+	return env.Kind, nil
+}
+
 // Version is the step-protocol version this package speaks.
 const Version = 1
 
@@ -343,7 +362,8 @@ type statusFields struct {
 	Conditions         []autoscalingv2.HorizontalPodAutoscalerCondition `json:"conditions,omitempty"`
 }
 
-// MarshalJSON writes currentReplicas even when 0.
+// MarshalJSON writes currentReplicas even when 0 (through the codec: the same bytes as
+// encoding/json, a result's status being most of what it encodes).
 func (s Status) MarshalJSON() ([]byte, error) {
-	return json.Marshal(statusFields(s))
+	return codec.Marshal(statusFields(s))
 }
