@@ -421,15 +421,11 @@ fn upstream_adapter() -> Option<PathBuf> {
 }
 
 /// CPU seconds (user + system) used so far by this process and by its children that have been
-/// waited for, from /proc/self/stat (Linux; `None` elsewhere): `bench_fuzz` splits a batch's CPU
-/// between the harness (with the in-process core) and the implementation's processes with it.
+/// waited for (`None` where there is no /proc): `bench_fuzz` splits a batch's CPU between the
+/// harness (with the in-process core) and the implementation's processes with it.
 fn cpu_seconds() -> Option<(f64, f64)> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // The fields after the command's closing parenthesis, from field 3 (state) on: utime,
-    // stime, cutime and cstime are fields 14–17, in clock ticks (USER_HZ, 100 on Linux).
-    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 2..)?.split(' ').collect();
-    let tick = |i: usize| fields.get(i - 3)?.parse::<f64>().ok().map(|t| t / 100.0);
-    Some((tick(14)? + tick(15)?, tick(16)? + tick(17)?))
+    hpa_harness::cluster::scale::stat_cpu_seconds(&stat).ok()
 }
 
 /// Differential fuzzing throughput: scenarios per second, core vs core, and core vs upstream

@@ -314,22 +314,29 @@ pub struct ProcessCost {
 /// Clock ticks per second of `/proc/<pid>/stat` (Linux's USER_HZ on every platform kind runs on).
 const USER_HZ: f64 = 100.0;
 
-/// Parses `/proc/<pid>/stat` and `/proc/<pid>/status` into a cost.
-pub fn parse_proc(pid: u32, stat: &str, status: &str) -> Result<ProcessCost, String> {
-    // Fields after the command name (which may hold spaces) start at `) `.
+/// CPU seconds from a `/proc/<pid>/stat` line: the process's own (utime + stime, fields 14 and
+/// 15) and its waited-for children's (cutime + cstime, 16 and 17). `just bench fuzz` reads its
+/// own line with it to split a batch's CPU between the harness and the implementation.
+pub fn stat_cpu_seconds(stat: &str) -> Result<(f64, f64), String> {
+    // Fields after the command name (which may hold spaces) start at `) `: field 3 on.
     let rest = stat
         .rsplit_once(") ")
         .map(|(_, r)| r)
-        .ok_or_else(|| format!("pid {pid}: unreadable stat {stat:?}"))?;
+        .ok_or_else(|| format!("unreadable stat {stat:?}"))?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of stat; `rest` starts at field 3.
-    let tick = |i: usize| -> Result<f64, String> {
+    let tick = |field: usize| -> Result<f64, String> {
         fields
-            .get(i)
+            .get(field - 3)
             .and_then(|v| v.parse::<u64>().ok())
             .map(|v| v as f64 / USER_HZ)
-            .ok_or_else(|| format!("pid {pid}: stat field {} missing", i + 3))
+            .ok_or_else(|| format!("stat field {field} missing"))
     };
+    Ok((tick(14)? + tick(15)?, tick(16)? + tick(17)?))
+}
+
+/// Parses `/proc/<pid>/stat` and `/proc/<pid>/status` into a cost.
+pub fn parse_proc(pid: u32, stat: &str, status: &str) -> Result<ProcessCost, String> {
+    let (cpu_seconds, _) = stat_cpu_seconds(stat).map_err(|e| format!("pid {pid}: {e}"))?;
     let kib = |key: &str| -> Result<u64, String> {
         status
             .lines()
@@ -340,7 +347,7 @@ pub fn parse_proc(pid: u32, stat: &str, status: &str) -> Result<ProcessCost, Str
     };
     Ok(ProcessCost {
         pid,
-        cpu_seconds: tick(11)? + tick(12)?,
+        cpu_seconds,
         peak_rss: kib("VmHWM:")?,
         rss: kib("VmRSS:")?,
     })
@@ -685,6 +692,9 @@ mod tests {
         // A command name with spaces and parentheses does not shift the fields.
         let odd = "7 (a (b) c) S 1 7 7 0 -1 0 0 0 0 0 50 50 0 0 20 0 1 0 1 0 0";
         assert_eq!(parse_proc(7, odd, status).unwrap().cpu_seconds, 1.0);
+        let waited = "9 (bench) R 1 9 9 0 -1 0 0 0 0 0 300 100 250 50 20 0 1 0 1 0 0";
+        assert_eq!(stat_cpu_seconds(waited), Ok((4.0, 3.0)));
+        assert!(stat_cpu_seconds("9 (bench) R 1 9 9 0 -1 0 0 0 0 0 300 100").is_err());
         assert!(parse_proc(7, "garbage", status).is_err());
         assert!(parse_proc(4242, stat, "Name: x\n").is_err());
     }
