@@ -1,6 +1,6 @@
 //! The kind smoke corpus (`kind-config/smoke.txt`, what CI runs on kind) is what the lane can pose
 //! on the default ×5 cluster with `--reconfigure-controller` (as CI runs it): `--plan-only` runs
-//! every case of it, none skipped; the case that seeds memory shown not to matter is posed from a
+//! every case of it, none skipped; the cases that seed memory shown not to matter are posed from a
 //! fresh start, and the case that needs its own flag runs on the controller reconfigured.
 
 use std::path::PathBuf;
@@ -58,7 +58,7 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_rec
     );
     assert!(
         out.contains(&format!(
-            "{n} of {n} cases run on the cluster (1 of them posed as the cluster can",
+            "{n} of {n} cases run on the cluster (3 of them posed as the cluster can",
             n = cases.len()
         )),
         "{out}"

@@ -392,6 +392,40 @@ pub async fn patch_pod_status(
     Ok(())
 }
 
+/// Deletes a pod the way a user does, with a day's grace: it stays listed with its
+/// `deletionTimestamp` (no kubelet on the simulated node confirms it), as a pod being deleted
+/// does when a controller lists it, while its workload's controller replaces it.
+pub async fn delete_pod_gracefully(client: &Client, ns: &str, name: &str) -> KubeResult<()> {
+    let api: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let dp = DeleteParams {
+        grace_period_seconds: Some(86_400),
+        ..DeleteParams::default()
+    };
+    api.delete(name, &dp).await.map_err(err("deleting a pod"))?;
+    Ok(())
+}
+
+/// Resizes a pod's containers in place (the `resize` subresource, Kubernetes 1.33 on):
+/// `containers` is a strategic-merge list of `{name, resources: {requests}}`. The API server
+/// stores the new requests in the pod's spec, which is what an HPA reads.
+pub async fn resize_pod(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    containers: &Value,
+) -> KubeResult<()> {
+    let api: Api<Pod> = Api::namespaced(client.clone(), ns);
+    api.patch_subresource(
+        "resize",
+        name,
+        &PatchParams::default(),
+        &Patch::Strategic(&json!({"spec": {"containers": containers}})),
+    )
+    .await
+    .map_err(err("resizing a pod"))?;
+    Ok(())
+}
+
 /// Removes a terminating pod at once (no kubelet will confirm its graceful deletion).
 pub async fn force_delete_pod(client: &Client, ns: &str, name: &str) {
     let api: Api<Pod> = Api::namespaced(client.clone(), ns);

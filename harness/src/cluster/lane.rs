@@ -245,8 +245,14 @@ fn creation(p: &Pod) -> (i64, String) {
     )
 }
 
-/// The live pods of the case, oldest first; terminating ones are removed at once.
-async fn live_pods(lane: &Lane<'_>, selector: &str) -> Result<Vec<Pod>, String> {
+/// The pods of the case, oldest first: the live ones and those the lane deleted on the timeline's
+/// cue (`kept`, listed while they terminate, as the case's world lists them); any other
+/// terminating pod (a workload's scale-down) is removed at once.
+async fn live_pods(
+    lane: &Lane<'_>,
+    selector: &str,
+    kept: &BTreeSet<String>,
+) -> Result<Vec<Pod>, String> {
     let api: Api<Pod> = Api::namespaced(lane.client.clone(), &lane.namespace);
     let list = api
         .list(&ListParams::default().labels(selector))
@@ -254,7 +260,8 @@ async fn live_pods(lane: &Lane<'_>, selector: &str) -> Result<Vec<Pod>, String> 
         .map_err(|e| format!("listing pods: {e}"))?;
     let mut live = Vec::new();
     for p in list.items {
-        if p.metadata.deletion_timestamp.is_some() {
+        let keep = p.metadata.name.as_ref().is_some_and(|n| kept.contains(n));
+        if p.metadata.deletion_timestamp.is_some() && !keep {
             if let Some(n) = &p.metadata.name {
                 k::force_delete_pod(lane.client, &lane.namespace, n).await;
             }
@@ -266,20 +273,60 @@ async fn live_pods(lane: &Lane<'_>, selector: &str) -> Result<Vec<Pod>, String> 
     Ok(live)
 }
 
+/// The containers whose requests differ between the world's pod and the real one, as a
+/// strategic-merge list for [`k::resize_pod`] (empty: nothing to resize). Quantities compare by
+/// value (the API server writes `1000m` as `1`).
+fn resize_of(world: &Pod, real: &Pod) -> Vec<Value> {
+    let requests = |p: &Pod, name: &str| -> BTreeMap<String, Option<i64>> {
+        p.spec
+            .iter()
+            .flat_map(|s| &s.containers)
+            .filter(|c| c.name == name)
+            .flat_map(|c| c.resources.iter().flat_map(|r| r.requests.iter().flatten()))
+            .map(|(k, q)| (k.clone(), hpa_reference::quantity::milli_value(&q.0).ok()))
+            .collect()
+    };
+    world
+        .spec
+        .iter()
+        .flat_map(|s| &s.containers)
+        .filter(|c| requests(world, &c.name) != requests(real, &c.name))
+        .map(|c| {
+            let want = c
+                .resources
+                .as_ref()
+                .and_then(|r| r.requests.clone())
+                .unwrap_or_default();
+            serde_json::json!({"name": c.name, "resources": {"requests": want}})
+        })
+        .collect()
+}
+
 /// Mirrors the world's pods onto the real ones (both oldest first) and returns world name → real
-/// name. A status is written only when it changed.
+/// name: a status is written when it changed, a pod the world gave its own requests is resized in
+/// place, and a pod the world deleted is deleted gracefully and kept (`kept`) while it
+/// terminates, as the world lists it.
 async fn mirror_pods(
     lane: &Lane<'_>,
     world_pods: &[Pod],
     real: &[Pod],
     clock: &Clock,
     written: &mut BTreeMap<String, Value>,
+    kept: &mut BTreeSet<String>,
 ) -> Result<BTreeMap<String, String>, String> {
     let mut names = BTreeMap::new();
     for (w, r) in world_pods.iter().zip(real) {
         let (Some(wn), Some(rn)) = (w.metadata.name.clone(), r.metadata.name.clone()) else {
             continue;
         };
+        if w.metadata.deletion_timestamp.is_some() && r.metadata.deletion_timestamp.is_none() {
+            k::delete_pod_gracefully(lane.client, &lane.namespace, &rn).await?;
+            kept.insert(rn.clone());
+        }
+        let resize = resize_of(w, r);
+        if !resize.is_empty() {
+            k::resize_pod(lane.client, &lane.namespace, &rn, &Value::Array(resize)).await?;
+        }
         let status = real_status(w, clock);
         if written.get(&rn) != Some(&status) {
             k::patch_pod_status(lane.client, &lane.namespace, &rn, &status).await?;
@@ -306,7 +353,14 @@ fn api_of(case: &Case, key: &str) -> Option<StubApi> {
     })
 }
 
-fn stub_doc(apis: &MetricsApis, real: &[Pod], unregistered: &BTreeSet<StubApi>) -> ControlDocument {
+/// The stub's document: the metrics, the namespace's pods (the real ones, and the pods only the
+/// metrics know of, `stray`, with their labels) and the APIs to answer as unregistered.
+fn stub_doc(
+    apis: &MetricsApis,
+    real: &[Pod],
+    stray: &[(String, BTreeMap<String, String>)],
+    unregistered: &BTreeSet<StubApi>,
+) -> ControlDocument {
     let mut faults = Faults::default();
     for api in unregistered {
         let f = match api {
@@ -325,6 +379,7 @@ fn stub_doc(apis: &MetricsApis, real: &[Pod], unregistered: &BTreeSet<StubApi>) 
                     p.metadata.labels.clone().unwrap_or_default(),
                 ))
             })
+            .chain(stray.iter().cloned())
             .collect(),
         metrics: apis.clone(),
         faults,
@@ -359,6 +414,32 @@ struct Member<'c> {
     observed: Observed,
     /// The world's time: now, or the time of the latest entry applied early.
     world_t: i64,
+    /// The real pods the lane deleted on the timeline's cue, listed while they terminate.
+    kept: BTreeSet<String>,
+}
+
+impl Member<'_> {
+    /// The pods the world's metrics answer for that do not exist, with the workload's labels (so
+    /// the stub serves them to a request for the HPA's selector, as the world does).
+    fn stray(&self) -> Vec<(String, BTreeMap<String, String>)> {
+        let labels = self.world.pod_template().0;
+        self.world
+            .stray_pods()
+            .into_iter()
+            .map(|p| (p, labels.clone()))
+            .collect()
+    }
+}
+
+/// World names → real names, with the stray pods' names as they are.
+fn with_stray(
+    mut names: BTreeMap<String, String>,
+    stray: &[(String, BTreeMap<String, String>)],
+) -> BTreeMap<String, String> {
+    for (p, _) in stray {
+        names.entry(p.clone()).or_insert_with(|| p.clone());
+    }
+    names
 }
 
 impl<'c> Member<'c> {
@@ -387,6 +468,7 @@ impl<'c> Member<'c> {
                 ..Observed::default()
             },
             world_t: 0,
+            kept: BTreeSet::new(),
         }
     }
 }
@@ -411,6 +493,90 @@ fn merge_metrics(into: &mut MetricsApis, from: MetricsApis) {
     for (key, answer) in from.external {
         into.external.entry(key).or_insert(answer);
     }
+}
+
+/// Whether the world lists `p` as a pod that ended: finished (`Failed`, `Succeeded`) or deleted.
+fn ended(p: &Pod) -> bool {
+    p.metadata.deletion_timestamp.is_some()
+        || p.status
+            .as_ref()
+            .and_then(|s| s.phase.as_deref())
+            .is_some_and(|ph| ph == "Failed" || ph == "Succeeded")
+}
+
+/// Waits until the member's workload lists `want` pods (live, or kept while terminating) and
+/// at least `more` beyond them when `more` > 0; the pods, oldest first.
+async fn wait_for_pods(
+    lane: &Lane<'_>,
+    m: &Member<'_>,
+    want: usize,
+    more: usize,
+) -> Result<Vec<Pod>, String> {
+    let mut real = Vec::new();
+    for _ in 0..120 {
+        real = live_pods(lane, &m.selector, &m.kept).await?;
+        if real.len() == want + more {
+            return Ok(real);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    Err(format!(
+        "the {:?} {} made {} of its {} pods in 30 s",
+        m.plan.kind,
+        m.target,
+        real.len(),
+        want + more
+    ))
+}
+
+/// Poses pods that ended at t = 0 (finished or deleted by the timeline's first entry) as the
+/// world has them: the workload was created with every pod the world lists; the lane writes the
+/// world's pod statuses on a provisional clock (the ended pods `Failed`/`Succeeded`, the others
+/// running as the world says, so that the workload's controller removes its own new pods first)
+/// and deletes the deleted ones gracefully; waits for the controller to replace each ended pod,
+/// then scales the workload to the world's count, which removes those replacements, and checks
+/// that every ended pod is where the world lists it. The statuses are written again on the
+/// case's clock before t = 0.
+async fn end_pods_at_start(
+    lane: &Lane<'_>,
+    m: &mut Member<'_>,
+    world_pods: &[Pod],
+    real: Vec<Pod>,
+) -> Result<Vec<Pod>, String> {
+    let c = lane.client;
+    let ns = lane.namespace.as_str();
+    let provisional = Clock::new(wall_micros(), lane.settings.time_scale);
+    let mut written = BTreeMap::new();
+    mirror_pods(
+        lane,
+        world_pods,
+        &real,
+        &provisional,
+        &mut written,
+        &mut m.kept,
+    )
+    .await?;
+    let ended_count = world_pods.iter().filter(|p| ended(p)).count();
+    wait_for_pods(lane, m, world_pods.len(), ended_count).await?;
+    k::set_replicas(c, ns, m.plan.kind, &m.target, m.world.replicas()).await?;
+    let real = wait_for_pods(lane, m, world_pods.len(), 0).await?;
+    for (w, r) in world_pods.iter().zip(&real) {
+        if ended(w)
+            != (ended(r)
+                || m.kept
+                    .contains(r.metadata.name.as_deref().unwrap_or_default()))
+        {
+            return Err(format!(
+                "the {:?} {} removed another pod than its replacements when scaled to {}: pod {} is not where the case's world lists its pod {}",
+                m.plan.kind,
+                m.target,
+                m.world.replicas(),
+                r.metadata.name.as_deref().unwrap_or_default(),
+                w.metadata.name.as_deref().unwrap_or_default()
+            ));
+        }
+    }
+    Ok(real)
 }
 
 /// Runs the case: sets it up, advances its world on the wall clock while sampling what the
@@ -448,15 +614,18 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
             m.applied += 1;
         }
         // A count set at t = 0 is the count the case starts from, as in the virtual run (whose
-        // first tick sees it): the workload is created with it.
+        // first tick sees it): the workload is created with it — or, when the world lists pods
+        // that ended at t = 0 (finished or deleted), with as many pods as it lists, ended ones
+        // included (see `end_pods_at_start`).
         m.observed.initial = m.world.replicas();
+        let listed = m.world.snapshot(0).pods.len() as i32;
         let (labels, spec) = m.world.pod_template();
         k::create_workload(
             c,
             ns,
             m.plan.kind,
             &m.target,
-            m.world.replicas(),
+            m.world.replicas().max(listed),
             &labels,
             &spec,
         )
@@ -465,37 +634,28 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
 
     // Wait for the workloads' pods before the clock starts.
     let mut reals = Vec::new();
-    for m in &members {
-        let want = m.world.replicas().max(0) as usize;
-        let mut real = Vec::new();
-        for _ in 0..120 {
-            real = live_pods(lane, &m.selector).await?;
-            if real.len() == want {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
-        if real.len() != want {
-            return Err(format!(
-                "the {:?} {} made {} of its {want} pods in 30 s",
-                m.plan.kind,
-                m.target,
-                real.len()
-            ));
+    for m in &mut members {
+        let world_pods = m.world.snapshot(0).pods;
+        let want = world_pods.len();
+        let mut real = wait_for_pods(lane, m, want, 0).await?;
+        if world_pods.iter().any(ended) {
+            real = end_pods_at_start(lane, m, &world_pods, real).await?;
         }
         // A steady state, as in the virtual world: the workload's controller has counted its
-        // pods (the scale's status.replicas, which the HPA divides by for AverageValue metrics).
+        // active pods (the scale's status.replicas, which the HPA divides by for AverageValue
+        // metrics).
+        let active = m.world.replicas();
         let mut counted = -1;
         for _ in 0..120 {
             counted = k::get_scale(c, ns, m.plan.kind, &m.target).await?.1;
-            if counted == want as i32 {
+            if counted == active {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
-        if counted != want as i32 {
+        if counted != active {
             return Err(format!(
-                "the {:?} {} counts {counted} of its {want} pods after 30 s",
+                "the {:?} {} counts {counted} of its {active} active pods after 30 s",
                 m.plan.kind, m.target
             ));
         }
@@ -519,13 +679,27 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
     let clock = Clock::new(t0, scale);
     let mut written = BTreeMap::new();
     let mut apis = MetricsApis::default();
+    let mut stray = Vec::new();
     for (m, real) in members.iter_mut().zip(&reals) {
         let snapshot = m.world.snapshot(0);
-        let names = mirror_pods(lane, &snapshot.pods, real, &clock, &mut written).await?;
-        merge_metrics(&mut apis, real_metrics(&snapshot.metrics, &names, &clock));
+        let names = mirror_pods(
+            lane,
+            &snapshot.pods,
+            real,
+            &clock,
+            &mut written,
+            &mut m.kept,
+        )
+        .await?;
+        let s = m.stray();
+        merge_metrics(
+            &mut apis,
+            real_metrics(&snapshot.metrics, &with_stray(names, &s), &clock),
+        );
+        stray.extend(s);
     }
     let all_real: Vec<Pod> = reals.concat();
-    let mut last_doc = stub_doc(&apis, &all_real, &unregistered);
+    let mut last_doc = stub_doc(&apis, &all_real, &stray, &unregistered);
     lane.stub.put(ns, &last_doc).await?;
     let wait = create_at - wall_micros();
     if wait > 0 {
@@ -568,6 +742,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
         let step: Result<(), String> = async {
             let mut apis = MetricsApis::default();
             let mut all_real = Vec::new();
+            let mut stray = Vec::new();
             let mut at = Vec::with_capacity(members.len());
             for m in &mut members {
                 // The timeline entries due.
@@ -596,13 +771,26 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
                     })?;
                 }
                 let snapshot = m.world.snapshot(ti);
-                let real = live_pods(lane, &m.selector).await?;
-                let names = mirror_pods(lane, &snapshot.pods, &real, &clock, &mut written).await?;
-                merge_metrics(&mut apis, real_metrics(&snapshot.metrics, &names, &clock));
+                let real = live_pods(lane, &m.selector, &m.kept).await?;
+                let names = mirror_pods(
+                    lane,
+                    &snapshot.pods,
+                    &real,
+                    &clock,
+                    &mut written,
+                    &mut m.kept,
+                )
+                .await?;
+                let s = m.stray();
+                merge_metrics(
+                    &mut apis,
+                    real_metrics(&snapshot.metrics, &with_stray(names, &s), &clock),
+                );
+                stray.extend(s);
                 all_real.extend(real);
                 at.push((ti, replicas));
             }
-            let doc = stub_doc(&apis, &all_real, &unregistered);
+            let doc = stub_doc(&apis, &all_real, &stray, &unregistered);
             if doc != last_doc {
                 lane.stub.put(ns, &doc).await?;
                 last_doc = doc;

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use hpa_reference::Settings;
 use hpa_reference::settings::{FeatureGates, GATE_NAMES};
+use hpa_reference::{KubernetesVersion, Settings};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use serde_json::Value;
 
@@ -354,15 +354,24 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
     for c in std::iter::once(case).chain(&case.members) {
         unposable_status(c, cluster)?;
     }
-    if !f.workload.pod.init_containers.is_empty() {
-        return Err("has plain init containers, which the cluster's simulated node does not run to completion (not mirrored yet)".into());
-    }
     if let Some(x) = f.expect.at.iter().find(|x| x.memory.is_some()) {
         return Err(format!(
             "expects the controller's memory at t={}, which kube-controller-manager does not show",
             x.t
         ));
     }
+    let r = &case.hpa.spec.scale_target_ref;
+    let kind = match (r.api_version.as_deref().unwrap_or(""), r.kind.as_str()) {
+        ("apps/v1", "Deployment") => WorkloadKind::Deployment,
+        ("apps/v1", "ReplicaSet") => WorkloadKind::ReplicaSet,
+        ("v1", "ReplicationController") => WorkloadKind::ReplicationController,
+        ("apps/v1", "StatefulSet") => WorkloadKind::StatefulSet,
+        (v, k) => {
+            return Err(format!(
+                "scales a {k} ({v}); the cluster lane creates Deployments, ReplicaSets, StatefulSets and ReplicationControllers"
+            ));
+        }
+    };
     let n = cluster.time_scale.max(1);
     let d = Settings::default();
     if settings.scale_up_limit_factor != d.scale_up_limit_factor
@@ -372,16 +381,26 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             "changes the scale-up limit constants, which kube-controller-manager hard-codes".into(),
         );
     }
+    let mut in_order: Vec<_> = f.timeline.iter().collect();
+    in_order.sort_by_key(|e| e.at);
+    let mut finished_at = None;
+    for e in in_order {
+        if let Some(p) = &e.pods {
+            if let (Some(since), Some(Phase::Running | Phase::Pending)) = (finished_at, p.phase) {
+                return Err(format!(
+                    "gives pods a running phase at t={} after finishing pods at t={since}, which a cluster refuses (a pod's phase never leaves Failed or Succeeded): the case's way to list more pods than its workload asks for",
+                    e.at
+                ));
+            }
+            if matches!(p.phase, Some(Phase::Failed | Phase::Succeeded)) {
+                finished_at.get_or_insert(e.at);
+            }
+        }
+    }
     for e in &f.timeline {
         if e.scale_api.is_some() {
             return Err(format!(
                 "makes the scale subresource fail at t={}, which a real API server cannot be made to do on cue",
-                e.at
-            ));
-        }
-        if !e.stray_samples.is_empty() {
-            return Err(format!(
-                "serves samples for pods that do not exist at t={} (not mirrored to clusters yet)",
                 e.at
             ));
         }
@@ -398,27 +417,23 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             ));
         }
         if let Some(p) = &e.pods {
-            if p.requests.is_some() {
+            if p.requests.is_some() && cluster.version < KubernetesVersion::V1_33 {
                 return Err(format!(
-                    "gives pods their own requests at t={}, which needs an in-place resize on a cluster (not mirrored yet)",
+                    "gives pods their own requests at t={}, which the lane poses by resizing them in place (the pods' resize subresource, from Kubernetes 1.33; the cluster runs {})",
+                    e.at, cluster.version
+                ));
+            }
+            let ends = p.deleted == Some(true)
+                || matches!(p.phase, Some(Phase::Failed | Phase::Succeeded));
+            if ends && f.workload.fixed_pods {
+                return Err(format!(
+                    "ends pods at t={} and keeps them unreplaced (`workload.fixedPods`), while a cluster's workload controller replaces every pod that stops being active",
                     e.at
                 ));
             }
-            if p.deleted == Some(true) {
+            if ends && kind == WorkloadKind::StatefulSet {
                 return Err(format!(
-                    "deletes pods at t={} (the lane does not delete pods on a cluster yet)",
-                    e.at
-                ));
-            }
-            if p.ready_condition == Some(false) {
-                return Err(format!(
-                    "removes pods' Ready condition at t={}, which the kubelet always reports on a cluster",
-                    e.at
-                ));
-            }
-            if matches!(p.phase, Some(Phase::Failed | Phase::Succeeded)) {
-                return Err(format!(
-                    "marks pods finished at t={} (the lane does not end pods on a cluster yet)",
+                    "ends pods at t={} of a StatefulSet, whose controller recreates a finished pod under the same name instead of leaving it listed beside a new one as the case's world does",
                     e.at
                 ));
             }
@@ -451,18 +466,6 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
     if !members.is_empty() {
         alongside_on_a_cluster(case)?;
     }
-    let r = &case.hpa.spec.scale_target_ref;
-    let kind = match (r.api_version.as_deref().unwrap_or(""), r.kind.as_str()) {
-        ("apps/v1", "Deployment") => WorkloadKind::Deployment,
-        ("apps/v1", "ReplicaSet") => WorkloadKind::ReplicaSet,
-        ("v1", "ReplicationController") => WorkloadKind::ReplicationController,
-        ("apps/v1", "StatefulSet") => WorkloadKind::StatefulSet,
-        (v, k) => {
-            return Err(format!(
-                "scales a {k} ({v}); the cluster lane creates Deployments, ReplicaSets, StatefulSets and ReplicationControllers"
-            ));
-        }
-    };
     if n > 1 {
         divisible(case, n)?;
     }
@@ -756,7 +759,23 @@ mod tests {
     #[case::deployment("behavior/policy-walkdown.yaml", Ok(WorkloadKind::Deployment))]
     #[case::daemonset(
         "docs/docs-daemonset-not-scalable.yaml",
-        Err("makes the scale subresource fail at t=0")
+        Err("scales a DaemonSet (apps/v1)")
+    )]
+    #[case::finished_pods_kept_unreplaced(
+        "readiness/scale-up-proposal-below-current-keeps-the-count.yaml",
+        Err("ends pods at t=0 and keeps them unreplaced (`workload.fixedPods`)")
+    )]
+    #[case::finished_pod_back_to_running(
+        "regressions/regression-72775-surge-extra-ready-pod-cpu.yaml",
+        Err("gives pods a running phase at t=0 after finishing pods at t=0")
+    )]
+    #[case::pods_with_their_own_requests(
+        "docs/docs-utilization-uses-each-pods-own-request.yaml",
+        Ok(WorkloadKind::Deployment)
+    )]
+    #[case::stray_samples(
+        "metrics/pods-metric-stray-sample-averaged-not-counted.yaml",
+        Ok(WorkloadKind::Deployment)
     )]
     #[case::invalid_selector(
         "fidelity/invalid-selector-message.yaml",
@@ -781,6 +800,43 @@ mod tests {
             (Err(e), Err(w)) => assert!(e.contains(w), "{e}"),
             (got, want) => panic!("{file}: got {got:?}, want {want:?}"),
         }
+    }
+
+    #[rstest::rstest]
+    #[case::finished("calculator/rc-resource-scale-up-failed-pods-ignored.yaml")]
+    #[case::deleted("calculator/rc-group-pods-ignore-deleted-pending-pod.yaml")]
+    fn ended_pods_are_posed_where_a_controller_replaces_them(#[case] file: &str) {
+        let (case, _) = corpus_case(file);
+        let cluster = ClusterSettings::defaults_scaled(1);
+        // As the lane poses it (these cases seed a memory the core shows not to matter).
+        let what = super::super::seed::Unposable::of(&case, cluster.version);
+        let mut fresh = super::super::seed::fresh(&case, what, &cluster);
+        let settings = crate::run::resolve_settings(
+            &fresh,
+            crate::targets::GateSupport::PerCase,
+            &crate::run::RunOptions::default(),
+        )
+        .expect("settings");
+        let p = plan(&fresh, &settings, &cluster).expect("planned");
+        assert_eq!(p.kind, WorkloadKind::Deployment);
+        // Kept unreplaced, they are not.
+        fresh.file.workload.fixed_pods = true;
+        let e = plan(&fresh, &settings, &cluster).unwrap_err();
+        assert!(e.contains("keeps them unreplaced"), "{e}");
+    }
+
+    #[test]
+    fn pods_own_requests_need_the_resize_subresource() {
+        let (case, settings) = corpus_case("docs/docs-utilization-uses-each-pods-own-request.yaml");
+        let mut cluster = ClusterSettings::defaults_scaled(1);
+        cluster.version = hpa_reference::KubernetesVersion::V1_33;
+        assert!(plan(&case, &settings, &cluster).is_ok());
+        cluster.version = hpa_reference::KubernetesVersion::V1_32;
+        let e = plan(&case, &settings, &cluster).unwrap_err();
+        assert!(
+            e.contains("resizing them in place") && e.contains("the cluster runs 1.32"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -325,6 +325,11 @@ impl World {
         self.replicas
     }
 
+    /// The pods the metrics APIs answer for although no such pod exists (`straySamples`).
+    pub fn stray_pods(&self) -> BTreeSet<String> {
+        self.stray.keys().map(|(_, pod)| pod.clone()).collect()
+    }
+
     /// The HPA as stored.
     pub fn hpa(&self) -> &HorizontalPodAutoscaler {
         &self.hpa
