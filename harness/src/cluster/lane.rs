@@ -429,17 +429,26 @@ impl Member<'_> {
             .map(|p| (p, labels.clone()))
             .collect()
     }
-}
 
-/// World names → real names, with the stray pods' names as they are.
-fn with_stray(
-    mut names: BTreeMap<String, String>,
-    stray: &[(String, BTreeMap<String, String>)],
-) -> BTreeMap<String, String> {
-    for (p, _) in stray {
-        names.entry(p.clone()).or_insert_with(|| p.clone());
+    /// Mirrors the world at `t` onto the real pods ([`mirror_pods`]); the world's metrics answers
+    /// for the cluster (real pods' names, the stray pods' as they are) and the stray pods.
+    async fn mirror(
+        &mut self,
+        lane: &Lane<'_>,
+        t: i64,
+        real: &[Pod],
+        clock: &Clock,
+        written: &mut BTreeMap<String, Value>,
+    ) -> Result<(MetricsApis, Vec<(String, BTreeMap<String, String>)>), String> {
+        let snapshot = self.world.snapshot(t);
+        let mut names =
+            mirror_pods(lane, &snapshot.pods, real, clock, written, &mut self.kept).await?;
+        let stray = self.stray();
+        for (p, _) in &stray {
+            names.entry(p.clone()).or_insert_with(|| p.clone());
+        }
+        Ok((real_metrics(&snapshot.metrics, &names, clock), stray))
     }
-    names
 }
 
 impl<'c> Member<'c> {
@@ -504,28 +513,22 @@ fn ended(p: &Pod) -> bool {
             .is_some_and(|ph| ph == "Failed" || ph == "Succeeded")
 }
 
-/// Waits until the member's workload lists `want` pods (live, or kept while terminating) and
-/// at least `more` beyond them when `more` > 0; the pods, oldest first.
-async fn wait_for_pods(
-    lane: &Lane<'_>,
-    m: &Member<'_>,
-    want: usize,
-    more: usize,
-) -> Result<Vec<Pod>, String> {
+/// Waits until the member's workload lists `want` pods (live, or kept while terminating); the
+/// pods, oldest first.
+async fn wait_for_pods(lane: &Lane<'_>, m: &Member<'_>, want: usize) -> Result<Vec<Pod>, String> {
     let mut real = Vec::new();
     for _ in 0..120 {
         real = live_pods(lane, &m.selector, &m.kept).await?;
-        if real.len() == want + more {
+        if real.len() == want {
             return Ok(real);
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     Err(format!(
-        "the {:?} {} made {} of its {} pods in 30 s",
+        "the {:?} {} made {} of its {want} pods in 30 s",
         m.plan.kind,
         m.target,
-        real.len(),
-        want + more
+        real.len()
     ))
 }
 
@@ -557,15 +560,12 @@ async fn end_pods_at_start(
     )
     .await?;
     let ended_count = world_pods.iter().filter(|p| ended(p)).count();
-    wait_for_pods(lane, m, world_pods.len(), ended_count).await?;
+    wait_for_pods(lane, m, world_pods.len() + ended_count).await?;
     k::set_replicas(c, ns, m.plan.kind, &m.target, m.world.replicas()).await?;
-    let real = wait_for_pods(lane, m, world_pods.len(), 0).await?;
+    let real = wait_for_pods(lane, m, world_pods.len()).await?;
     for (w, r) in world_pods.iter().zip(&real) {
-        if ended(w)
-            != (ended(r)
-                || m.kept
-                    .contains(r.metadata.name.as_deref().unwrap_or_default()))
-        {
+        // A pod the lane deleted is listed with its deletionTimestamp, so `ended` sees it.
+        if ended(w) != ended(r) {
             return Err(format!(
                 "the {:?} {} removed another pod than its replacements when scaled to {}: pod {} is not where the case's world lists its pod {}",
                 m.plan.kind,
@@ -637,7 +637,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
     for m in &mut members {
         let world_pods = m.world.snapshot(0).pods;
         let want = world_pods.len();
-        let mut real = wait_for_pods(lane, m, want, 0).await?;
+        let mut real = wait_for_pods(lane, m, want).await?;
         if world_pods.iter().any(ended) {
             real = end_pods_at_start(lane, m, &world_pods, real).await?;
         }
@@ -681,21 +681,8 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
     let mut apis = MetricsApis::default();
     let mut stray = Vec::new();
     for (m, real) in members.iter_mut().zip(&reals) {
-        let snapshot = m.world.snapshot(0);
-        let names = mirror_pods(
-            lane,
-            &snapshot.pods,
-            real,
-            &clock,
-            &mut written,
-            &mut m.kept,
-        )
-        .await?;
-        let s = m.stray();
-        merge_metrics(
-            &mut apis,
-            real_metrics(&snapshot.metrics, &with_stray(names, &s), &clock),
-        );
+        let (a, s) = m.mirror(lane, 0, real, &clock, &mut written).await?;
+        merge_metrics(&mut apis, a);
         stray.extend(s);
     }
     let all_real: Vec<Pod> = reals.concat();
@@ -770,22 +757,9 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
                         format!("the scale target went to {replicas} replicas: {e}")
                     })?;
                 }
-                let snapshot = m.world.snapshot(ti);
                 let real = live_pods(lane, &m.selector, &m.kept).await?;
-                let names = mirror_pods(
-                    lane,
-                    &snapshot.pods,
-                    &real,
-                    &clock,
-                    &mut written,
-                    &mut m.kept,
-                )
-                .await?;
-                let s = m.stray();
-                merge_metrics(
-                    &mut apis,
-                    real_metrics(&snapshot.metrics, &with_stray(names, &s), &clock),
-                );
+                let (a, s) = m.mirror(lane, ti, &real, &clock, &mut written).await?;
+                merge_metrics(&mut apis, a);
                 stray.extend(s);
                 all_real.extend(real);
                 at.push((ti, replicas));
