@@ -127,3 +127,31 @@ fn without_reconfiguring_a_flag_that_matters_is_a_skip_that_says_how_to_run_it()
     );
     assert!(out.contains("1 of 3 cases run on the cluster"), "{out}");
 }
+
+/// A seeded memory that matters: posed with a prelude where the core shows the case's own trace
+/// from what the prelude leaves (harness/src/cluster/prelude.rs), else skipped with both reasons.
+#[test]
+fn a_seed_that_matters_is_posed_with_a_prelude_or_skipped_with_both_reasons() {
+    let case = |p: &str| root().join("cases").join(p).display().to_string();
+    let (code, out) = plan_only(&[
+        case("algorithm/tolerance-band-just-outside.yaml"),
+        case("regressions/regression-99394-missing-metric-no-scale-down.yaml"),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let line = |name: &str| out.lines().find(|l| l.contains(name)).unwrap().to_string();
+    let prelude = line("tolerance-band-just-outside.yaml");
+    assert!(
+        prelude.starts_with("run")
+            && prelude.contains("with a 315 s prelude instead of a seeded memory")
+            && prelude.contains("up to a sync period earlier"),
+        "{prelude}"
+    );
+    let skip = line("regression-99394-missing-metric-no-scale-down.yaml");
+    assert!(
+        skip.starts_with("skip")
+            && skip.contains("and that matters")
+            && skip.contains("a prelude does not pose it either: a prelude with its metrics at zero would record an event"),
+        "{skip}"
+    );
+    assert!(out.contains("1 of 2 cases run on the cluster"), "{out}");
+}

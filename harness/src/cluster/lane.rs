@@ -579,6 +579,71 @@ async fn end_pods_at_start(
     Ok(real)
 }
 
+/// How long after a reconcile the lane may see the status it wrote: its polling interval and the
+/// write's latency (the re-anchored t = 0 is set this much before the seen write, so that the
+/// controller's reconcile at t = 0 falls just after it, as without a prelude).
+const SEEN_AFTER: Duration = Duration::from_millis(150);
+
+/// The end of a prelude ([`super::prelude`]). The controller's reconciles fall on its first one
+/// plus whole sync periods, or a little later (its work queue re-queues a key a period after each
+/// reconcile ends, or at the informer's resync when that is earlier, and neither is ever earlier
+/// than the period): so from a tenth of a period before the reconcile a window after the first
+/// one, the stub answers every metric with an error ([`super::prelude::failing`]). The first
+/// reconcile that sees it — the one near the window's end, where whether the initial
+/// recommendation still counts is a matter of milliseconds — records nothing and scales nothing;
+/// the lane sees the status it writes (`ScalingActive=False` with the failing text) and takes the
+/// next reconcile, one period later and surely past the window's end, as t = 0: the clock
+/// returned, whose t = 0 the loop's first round (which serves t = 0's answers and moves the pods'
+/// and samples' times to the clock) precedes.
+async fn prelude_reconciled(
+    lane: &Lane<'_>,
+    hpa: &str,
+    t0: i64,
+    doc: &mut ControlDocument,
+) -> Result<Clock, String> {
+    let ns = lane.namespace.as_str();
+    let period = lane.settings.sync_period.as_micros() as i64;
+    let wait = t0 - period - period / 10 - wall_micros();
+    if wait > 0 {
+        tokio::time::sleep(Duration::from_micros(wait as u64)).await;
+    }
+    doc.metrics = super::prelude::failing(&doc.metrics);
+    lane.stub.put(ns, doc).await?;
+    let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(lane.client.clone(), ns);
+    let deadline = t0 + 2 * period;
+    loop {
+        let h = hpas
+            .get(hpa)
+            .await
+            .map_err(|e| format!("reading the HPA {hpa}: {e}"))?;
+        let failed = h
+            .status
+            .iter()
+            .flat_map(|s| s.conditions.iter().flatten())
+            .any(|c| {
+                c.type_ == "ScalingActive"
+                    && c.status == "False"
+                    && c.message
+                        .as_deref()
+                        .is_some_and(|m| m.contains(super::prelude::FAILING))
+            });
+        let now = wall_micros();
+        if failed {
+            let reconciled = now - SEEN_AFTER.as_micros() as i64;
+            return Ok(Clock::new(
+                reconciled + period,
+                lane.settings.time_scale.max(1),
+            ));
+        }
+        if now > deadline {
+            return Err(format!(
+                "the controller did not reconcile HPA {hpa} with the prelude's failing answers within three sync periods of serving them"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Runs the case: sets it up, advances its world on the wall clock while sampling what the
 /// controller does, and tears it down; what was seen of the case's HPA, then of each HPA
 /// alongside (all in the lane's namespace, under one controller). An error is a problem of the
@@ -674,9 +739,13 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
     } else {
         lane.settings.sync_period.as_micros() as i64
     };
+    // A prelude ([`super::prelude`]) moves the HPA's creation its length earlier.
+    let prelude = plan
+        .prelude
+        .map_or(0, |p| i64::from(p) * MICROS / i64::from(scale));
     let create_at = (wall_micros() / MICROS + 2) * MICROS;
-    let t0 = create_at + lead;
-    let clock = Clock::new(t0, scale);
+    let t0 = create_at + lead + prelude;
+    let mut clock = Clock::new(t0, scale);
     let mut written = BTreeMap::new();
     let mut apis = MetricsApis::default();
     let mut stray = Vec::new();
@@ -687,6 +756,11 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
     }
     let all_real: Vec<Pod> = reals.concat();
     let mut last_doc = stub_doc(&apis, &all_real, &stray, &unregistered);
+    let mut seen_prelude = BTreeMap::new();
+    if prelude > 0 {
+        // Until t = 0 every value is zero; the loop below serves t = 0's from its first round.
+        last_doc.metrics = super::prelude::quiet(&last_doc.metrics);
+    }
     lane.stub.put(ns, &last_doc).await?;
     let wait = create_at - wall_micros();
     if wait > 0 {
@@ -706,9 +780,23 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
         }
     }
 
+    if plan.prelude.is_some() {
+        clock = prelude_reconciled(lane, &members[0].hpa_name, t0, &mut last_doc).await?;
+        // The failing reconcile's events are the prelude's, not the case's.
+        let list = Api::<KubeEvent>::namespaced(c.clone(), ns)
+            .list(&ListParams::default().fields("involvedObject.kind=HorizontalPodAutoscaler"))
+            .await
+            .map_err(|e| format!("listing events: {e}"))?;
+        for e in list.items {
+            seen_prelude.insert(
+                e.metadata.uid.unwrap_or_default(),
+                e.count.unwrap_or(1).max(1),
+            );
+        }
+    }
     let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(c.clone(), ns);
     let events_api: Api<KubeEvent> = Api::namespaced(c.clone(), ns);
-    let mut seen_counts: BTreeMap<String, i32> = BTreeMap::new();
+    let mut seen_counts: BTreeMap<String, i32> = seen_prelude;
     let end = f64::from(case.duration) + lane.tail;
     let cycle = (lane.settings.sync_period / 6)
         .clamp(Duration::from_millis(200), Duration::from_millis(500));
@@ -792,6 +880,15 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
                     .map_err(|e| format!("listing events: {e}"))?;
                 let t = clock.now();
                 for e in &list.items {
+                    // A prelude's failing reconcile's events, if written after the lane listed
+                    // them before t = 0 (no answer of the case carries that text).
+                    if plan.prelude.is_some()
+                        && e.message
+                            .as_deref()
+                            .is_some_and(|m| m.contains(super::prelude::FAILING))
+                    {
+                        continue;
+                    }
                     let uid = e.metadata.uid.clone().unwrap_or_default();
                     let count = e.count.unwrap_or(1).max(1);
                     let before = seen_counts.insert(uid, count).unwrap_or(0);

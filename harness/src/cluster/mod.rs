@@ -11,6 +11,8 @@
 //! - [`seed`]: a case a cluster cannot pose as written (seeded memory, a status on 1.37, scale-up
 //!   limit constants, the cluster's flags) runs posed as it can be when the core shows that does
 //!   not matter;
+//! - [`prelude`]: a case whose seeded memory matters is posed by letting the controller record one
+//!   before t = 0, when the core shows the case then gives its own trace;
 //! - [`reconfigure`]: with `--reconfigure-controller`, cases run in groups by the controller flags
 //!   they need, the controller restarted with each group's flags and put back afterwards;
 //! - [`safety`]: the lane refuses a cluster that is not made for it (unless
@@ -23,6 +25,7 @@ pub mod faults;
 pub mod kube;
 pub mod lane;
 pub mod plan;
+pub mod prelude;
 pub mod progress;
 pub mod rbac;
 pub mod reconfigure;
@@ -289,6 +292,9 @@ struct Posed {
     /// The copy that runs instead when the case cannot be posed as written, and why it shows the
     /// same ([`seed`]).
     fresh: Option<(Case, String)>,
+    /// The case whose trace on the core times the decisions the lane checks, when not the one
+    /// that runs: a prelude's copy starts from the memory and status the prelude leaves.
+    truth: Option<Case>,
     /// The controller flags it runs with: the cluster's, or with `--reconfigure-controller` the
     /// case's own.
     flags: ClusterSettings,
@@ -326,6 +332,7 @@ fn posed_plan(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Resu
         return plan::plan(case, &settings, &opts.settings).map(|plan| Posed {
             plan,
             fresh: None,
+            truth: None,
             flags: opts.settings.clone(),
         });
     }
@@ -389,6 +396,7 @@ fn pose(
         return plan::plan(case, settings, &flags).map(|plan| Posed {
             plan,
             fresh: None,
+            truth: None,
             flags,
         });
     }
@@ -404,9 +412,66 @@ fn pose(
             [one] => format!("{e} (alone, {one} changes it)"),
             many => format!("{e} (alone, each of {} changes it)", many.join(" and ")),
         }
-    })?;
+    });
+    match why {
+        Ok(why) => Ok(Posed {
+            plan,
+            fresh: Some((fresh, why)),
+            truth: None,
+            flags,
+        }),
+        Err(e) if what.memory => {
+            with_prelude(case, what, flags, opts, run_opts).map_err(|p| format!("{e}; {p}"))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The case posed with a prelude ([`prelude`]): the controller records its memory and writes its
+/// status before t = 0, when the core shows the case gives its own trace from them; else why not.
+fn with_prelude(
+    case: &Case,
+    what: seed::Unposable,
+    flags: ClusterSettings,
+    opts: &ClusterOptions,
+    run_opts: &RunOptions,
+) -> Result<Posed, String> {
+    let what = seed::Unposable {
+        memory: true,
+        status: true,
+        ..what
+    };
+    let fresh = seed::fresh(case, what, &opts.settings);
+    let settings = resolve_settings(&fresh, GateSupport::Fixed(opts.gates), run_opts)?;
+    let versioned = crate::case::versions::at_version(&fresh, run_opts.version)?;
+    let p = prelude::prelude(&versioned, &settings)
+        .map_err(|e| format!("a prelude does not pose it either: {e}"))?;
+    let mut ticks = 0;
+    // On a cluster t = 0 follows the reconcile the lane sees fail: the times the prelude recorded
+    // lie up to a sync period earlier before t = 0 than planned (`cluster::lane`), or a moment
+    // later.
+    let period = i64::from(fresh.sync_period.max(1));
+    for skew in [0, 1, -1, -period / 2, 1 - period] {
+        ticks = seed::same_trace(case, &prelude::posed(&fresh, &p, skew), run_opts).map_err(|d| {
+            let when = match skew {
+                0 => String::new(),
+                s => format!(" (recorded {} s {})", s.abs(), if s < 0 { "earlier" } else { "later" }),
+            };
+            format!(
+                "a prelude does not pose it either: with the memory{when} and status a {} s prelude leaves, on the reference core {d}",
+                p.seconds
+            )
+        })?;
+    }
+    let mut plan = plan::plan(&fresh, &settings, &flags)?;
+    plan.prelude = Some(p.seconds);
+    let why = format!(
+        "with a {} s prelude instead of a seeded memory (the HPA created before t = 0, every metric at zero until the last reconcile before it, which fails): on the reference core at {} the case gives the same trace from what the prelude leaves, with its recorded times as planned or up to a sync period earlier ({ticks} ticks: replicas, status and events)",
+        p.seconds, run_opts.version
+    );
     Ok(Posed {
         plan,
+        truth: Some(prelude::posed(&fresh, &p, 0)),
         fresh: Some((fresh, why)),
         flags,
     })
@@ -768,7 +833,12 @@ async fn run_one(shared: Shared, written: Case, i: usize, posed: Posed) -> (usiz
         margin,
     } = shared;
     let why = posed.posed_why(&cluster);
-    let Posed { plan, fresh, flags } = posed;
+    let Posed {
+        plan,
+        fresh,
+        truth,
+        flags,
+    } = posed;
     let case = fresh.map_or(written, |(c, _)| c);
     let ns = namespace_for(&case, &run_id);
     let _permit = permits.acquire_owned().await;
@@ -811,7 +881,7 @@ async fn run_one(shared: Shared, written: Case, i: usize, posed: Posed) -> (usiz
         Ok(observed) => {
             // When each decision is due: the reference core's trace of the case at the run's
             // release, run on through the tail the lane observed after the case's end.
-            let mut extended = case.clone();
+            let mut extended = truth.unwrap_or_else(|| case.clone());
             let period = extended.sync_period.max(1);
             let tail = (2.0 * tolerance / f64::from(period)).ceil() as u32;
             extended.duration = extended.duration.saturating_add(tail * period);

@@ -278,6 +278,9 @@ pub struct Plan {
     pub kind: WorkloadKind,
     /// The plans of the HPAs alongside (`alongside`), in the case's order.
     pub members: Vec<Plan>,
+    /// When the case is posed with a prelude ([`super::prelude`]): how long before t = 0 the
+    /// controller first reconciles the HPA, in case seconds.
+    pub prelude: Option<u32>,
 }
 
 /// The scale targets the lane can create.
@@ -335,6 +338,7 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             hpa: case.hpa.clone(),
             kind: WorkloadKind::Deployment,
             members: Vec::new(),
+            prelude: None,
         });
     }
     if f.memory.is_some() {
@@ -472,7 +476,12 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
     let mut hpa = serde_json::to_value(&case.file.hpa).map_err(|e| e.to_string())?;
     scale_behavior(&mut hpa, n)?;
     let hpa = serde_json::from_value(hpa).map_err(|e| e.to_string())?;
-    Ok(Plan { hpa, kind, members })
+    Ok(Plan {
+        hpa,
+        kind,
+        members,
+        prelude: None,
+    })
 }
 
 /// Whether a cluster can pose a case's HPAs together: their pods disjoint (with overlapping

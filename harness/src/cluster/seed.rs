@@ -18,8 +18,8 @@
 //! ([`crate::run::CaseResult::posed`]); otherwise the case is skipped with the first tick that
 //! differs.
 //!
-//! What a prelude could still reach (scaling the target and moving the metrics before t = 0 so that
-//! the controller records the seed itself) is not built here: such cases keep their skip.
+//! Where leaving the memory out changes the trace, a prelude may still pose the case: the
+//! controller records a memory itself before t = 0 ([`super::prelude`]).
 
 use crate::case::Case;
 use crate::case::features::Feature;
@@ -147,16 +147,13 @@ pub fn shown_irrelevant(
     what: Unposable,
     opts: &RunOptions,
 ) -> Result<String, String> {
-    let written = crate::run::run_case(case, &CoreTarget, opts);
-    let posed = crate::run::run_case(fresh, &CoreTarget, opts);
     let words = what.words();
-    match difference(&written, &posed) {
-        None => Ok(format!(
-            "{words}: on the reference core at {} the case gives the same trace posed so ({} ticks: replicas, status and events), so that does not change what the case shows",
+    match same_trace(case, fresh, opts) {
+        Ok(ticks) => Ok(format!(
+            "{words}: on the reference core at {} the case gives the same trace posed so ({ticks} ticks: replicas, status and events), so that does not change what the case shows",
             opts.version,
-            written.trace.len()
         )),
-        Some(d) => Err(format!(
+        Err(d) => Err(format!(
             "the case can be posed on a cluster only {words}{}, and that matters: on the reference core, posed so, {d}",
             if what.status {
                 format!(
@@ -167,6 +164,17 @@ pub fn shown_irrelevant(
                 String::new()
             }
         )),
+    }
+}
+
+/// Whether `posed` gives the trace `case` gives on the reference core, as the lane checks it: the
+/// number of ticks, or the first difference in words.
+pub fn same_trace(case: &Case, posed: &Case, opts: &RunOptions) -> Result<usize, String> {
+    let written = crate::run::run_case(case, &CoreTarget, opts);
+    let posed = crate::run::run_case(posed, &CoreTarget, opts);
+    match difference(&written, &posed) {
+        None => Ok(written.trace.len()),
+        Some(d) => Err(d),
     }
 }
 
