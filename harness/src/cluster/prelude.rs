@@ -25,9 +25,9 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use crate::case::Case;
-use crate::case::model::{MemorySeed, SeedRecommendation, SeedScaleEvent};
+use crate::case::model::MemorySeed;
 use crate::targets::{CoreSession, Session as _};
-use crate::world::{World, instant, virtual_secs};
+use crate::world::{World, instant};
 
 /// What a prelude leaves at t = 0.
 #[derive(Debug, Clone)]
@@ -159,27 +159,12 @@ pub fn prelude(case: &Case, settings: &Settings) -> Result<Prelude, String> {
     let Some(last) = last else {
         return Err("no prelude reconcile".into());
     };
-    let memory = last.memory.unwrap_or_default();
-    let Some(recommendations) = memory.recommendations else {
+    let Some(memory) = crate::targets::memory_seed(&last.memory.unwrap_or_default()) else {
         return Err("the prelude's reconciles with its metrics at zero fail before recording a recommendation, so the controller would take its initial one at t = 0".into());
-    };
-    let event = |e: &hpa_reference::memory::ScaleEvent| SeedScaleEvent {
-        change: e.change,
-        at: virtual_secs(e.timestamp),
     };
     Ok(Prelude {
         seconds: u32::try_from(length).map_err(|e| e.to_string())?,
-        memory: MemorySeed {
-            recommendations: recommendations
-                .iter()
-                .map(|r| SeedRecommendation {
-                    replicas: r.replicas,
-                    at: virtual_secs(r.timestamp),
-                })
-                .collect(),
-            scale_up_events: memory.scale_up_events.iter().map(event).collect(),
-            scale_down_events: memory.scale_down_events.iter().map(event).collect(),
-        },
+        memory,
         status: last.status,
     })
 }

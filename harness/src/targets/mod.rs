@@ -20,7 +20,8 @@ use hpa_reference::{
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
 
 use crate::case::Case;
-use crate::world::{Snapshot, instant};
+use crate::case::model::{MemorySeed, SeedRecommendation, SeedScaleEvent};
+use crate::world::{Snapshot, instant, virtual_secs};
 
 /// A target failed to run a case (not: the case's expectations failed), or cannot run it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -157,7 +158,7 @@ pub fn seeded_memory(case: &Case) -> Memory {
     let Some(seed) = &case.file.memory else {
         return Memory::default();
     };
-    let event = |e: &crate::case::model::SeedScaleEvent| ScaleEvent {
+    let event = |e: &SeedScaleEvent| ScaleEvent {
         change: e.change,
         timestamp: instant(e.at),
         outdated: false,
@@ -175,6 +176,28 @@ pub fn seeded_memory(case: &Case) -> Memory {
         scale_up_events: seed.scale_up_events.iter().map(event).collect(),
         scale_down_events: seed.scale_down_events.iter().map(event).collect(),
     }
+}
+
+/// The other way round: a controller's memory as a case seeds one (recommendations `None` — a
+/// controller that never saw the HPA — has no seed).
+pub fn memory_seed(memory: &Memory) -> Option<MemorySeed> {
+    let event = |e: &ScaleEvent| SeedScaleEvent {
+        change: e.change,
+        at: virtual_secs(e.timestamp),
+    };
+    Some(MemorySeed {
+        recommendations: memory
+            .recommendations
+            .as_ref()?
+            .iter()
+            .map(|r| SeedRecommendation {
+                replicas: r.replicas,
+                at: virtual_secs(r.timestamp),
+            })
+            .collect(),
+        scale_up_events: memory.scale_up_events.iter().map(event).collect(),
+        scale_down_events: memory.scale_down_events.iter().map(event).collect(),
+    })
 }
 
 /// Builds a target from its command-line name: `core`, `reference-api` or `exec:<command>`.
