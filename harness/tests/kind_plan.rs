@@ -58,7 +58,7 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_rec
     );
     assert!(
         out.contains(&format!(
-            "{n} of {n} cases run on the cluster (3 of them posed as the cluster can",
+            "{n} of {n} cases run on the cluster (6 of them posed as the cluster can",
             n = cases.len()
         )),
         "{out}"
@@ -154,4 +154,71 @@ fn a_seed_that_matters_is_posed_with_a_prelude_or_skipped_with_both_reasons() {
         "{skip}"
     );
     assert!(out.contains("1 of 2 cases run on the cluster"), "{out}");
+}
+
+/// Expectations of the controller's memory are left to the core (no cluster's controller shows
+/// its memory); a spec patch on 1.37 runs where the core gives the case's own trace with the extra
+/// reconcile 1.37 makes at once, else it is a skip with that reconcile's time; a case whose times
+/// do not divide by the time scale runs at real time on the controller reconfigured, or is a skip
+/// that says so without `--reconfigure-controller`.
+#[test]
+fn memory_expectations_patches_at_once_and_real_time_cases_are_planned_as_a_cluster_poses_them() {
+    let case = |p: &str| root().join("cases").join(p).display().to_string();
+    let files = [
+        case("controller/ht-normalize-desired-replicas-with-behavior-empty-down.yaml"),
+        case("versions/hpa-generation-observed.yaml"),
+        case("docs/docs-container-rename-both-names.yaml"),
+        case("calculator/dt-scale-down-rules-all-kept.yaml"),
+    ];
+    let mut args = vec!["--reconfigure-controller".to_string()];
+    args.extend(files.iter().cloned());
+    let (code, out) = plan_only(&args);
+    assert_eq!(code, 0, "{out}");
+    let line = |out: &str, name: &str| out.lines().find(|l| l.contains(name)).unwrap().to_string();
+    let memory = line(
+        &out,
+        "ht-normalize-desired-replicas-with-behavior-empty-down.yaml",
+    );
+    assert!(
+        memory.starts_with("run")
+            && memory.contains("with its expectations of the controller's memory left to the core"),
+        "{memory}"
+    );
+    let patch = line(&out, "hpa-generation-observed.yaml");
+    assert!(
+        patch.starts_with("run")
+            && patch.contains("its spec patches reconciled at once as Kubernetes 1.37 does"),
+        "{patch}"
+    );
+    let scales = line(&out, "docs-container-rename-both-names.yaml");
+    assert!(
+        scales.starts_with("skip")
+            && scales.contains("the spec patch of t=345 is reconciled at once, at t=338"),
+        "{scales}"
+    );
+    let real = line(&out, "dt-scale-down-rules-all-kept.yaml");
+    assert!(
+        real.starts_with("run")
+            && real.contains("--horizontal-pod-autoscaler-sync-period=15s")
+            && real.contains("(at time scale 1: its times do not divide by the run's)"),
+        "{real}"
+    );
+    assert!(
+        out.lines().any(|l| l
+            .trim()
+            .starts_with("1  --horizontal-pod-autoscaler-sync-period=15s")
+            && l.ends_with("(at time scale 1)")),
+        "{out}"
+    );
+    assert!(out.contains("3 of 4 cases run on the cluster"), "{out}");
+    // Without reconfiguring, the real-time case is a skip that says how to run it.
+    let (code, out) = plan_only(&[case("calculator/dt-scale-down-rules-all-kept.yaml")]);
+    assert_eq!(code, 0, "{out}");
+    let real = line(&out, "dt-scale-down-rules-all-kept.yaml");
+    assert!(
+        real.starts_with("skip")
+            && real.contains("cannot run at time scale 5")
+            && real.contains("--reconfigure-controller runs it at real time"),
+        "{real}"
+    );
 }

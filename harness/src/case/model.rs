@@ -667,6 +667,38 @@ pub struct ExpectAt {
     pub memory: Option<ExpectMemory>,
 }
 
+impl ExpectAt {
+    /// Whether it checks nothing but that its tick runs (every field beside `t` unset).
+    pub fn is_empty(&self) -> bool {
+        // Destructured, so that a new field must be named here.
+        let ExpectAt {
+            t: _,
+            replicas,
+            desired_replicas,
+            current_replicas,
+            last_scale_time,
+            observed_generation,
+            conditions,
+            exact_conditions,
+            absent_conditions,
+            events,
+            current_metrics,
+            memory,
+        } = self;
+        replicas.is_none()
+            && desired_replicas.is_none()
+            && current_replicas.is_none()
+            && last_scale_time.is_none()
+            && observed_generation.is_none()
+            && conditions.is_none()
+            && exact_conditions.is_none()
+            && absent_conditions.is_none()
+            && events.is_none()
+            && current_metrics.is_none()
+            && memory.is_none()
+    }
+}
+
 /// The controller's memory of one HPA after a tick; only the lists given are checked, each
 /// exactly and in the controller's order (upstream reuses the slot of an outdated entry, so the
 /// order says which slot a new entry took).

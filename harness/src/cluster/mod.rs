@@ -13,6 +13,8 @@
 //!   not matter;
 //! - [`prelude`]: a case whose seeded memory matters is posed by letting the controller record one
 //!   before t = 0, when the core shows the case then gives its own trace;
+//! - [`patch`]: a spec patch on a release that reconciles it at once (1.37): the case runs where
+//!   the core gives its own trace with that extra reconcile;
 //! - [`reconfigure`]: with `--reconfigure-controller`, cases run in groups by the controller flags
 //!   they need, the controller restarted with each group's flags and put back afterwards;
 //! - [`safety`]: the lane refuses a cluster that is not made for it (unless
@@ -24,6 +26,7 @@ pub mod check;
 pub mod faults;
 pub mod kube;
 pub mod lane;
+pub mod patch;
 pub mod plan;
 pub mod prelude;
 pub mod progress;
@@ -277,7 +280,13 @@ pub fn plan_all(
         .iter()
         .map(|case| {
             posed_plan(case, opts, run_opts).map(|p| Planned {
-                reconfigured: p.flags.differences(&opts.settings),
+                reconfigured: {
+                    let mut d = p.flags.differences(&opts.settings);
+                    if p.flags.time_scale != opts.settings.time_scale {
+                        d.push(format!("(at time scale {})", p.flags.time_scale));
+                    }
+                    d
+                },
                 posed: p.posed_why(&opts.settings),
             })
         })
@@ -298,6 +307,9 @@ struct Posed {
     /// The controller flags it runs with: the cluster's, or with `--reconfigure-controller` the
     /// case's own.
     flags: ClusterSettings,
+    /// Why its spec patches, reconciled at once on the cluster's release, change nothing
+    /// ([`patch`]).
+    at_once: Option<String>,
 }
 
 impl Posed {
@@ -308,14 +320,20 @@ impl Posed {
         let mut parts = Vec::new();
         if !flags.is_empty() {
             parts.push(format!(
-                "on the controller reconfigured with the case's flags {} (at time scale {})",
+                "on the controller reconfigured with the case's flags {} (at time scale {}{})",
                 flags.join(" "),
-                cluster.time_scale
+                self.flags.time_scale,
+                if self.flags.time_scale == cluster.time_scale {
+                    ""
+                } else {
+                    ": its times do not divide by the run's"
+                }
             ));
         }
         if let Some((_, why)) = &self.fresh {
             parts.push(why.clone());
         }
+        parts.extend(self.at_once.clone());
         (!parts.is_empty()).then(|| parts.join("; "))
     }
 }
@@ -327,6 +345,55 @@ impl Posed {
 /// runs instead, with why; or the reason the case is skipped. Such a case is planned from its
 /// posed copy first, so a reason that has nothing to do with what was changed comes first.
 fn posed_plan(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Result<Posed, String> {
+    let mut posed = match posed_start(case, opts, run_opts) {
+        // Times a time scale cannot divide: at real time, on the controller reconfigured.
+        Err(e) if e.starts_with("cannot run at time scale") && opts.settings.time_scale > 1 => {
+            if !opts.reconfigure {
+                return Err(format!(
+                    "{e}: --reconfigure-controller runs it at real time on the controller reconfigured"
+                ));
+            }
+            let real = ClusterOptions {
+                settings: opts.settings.at_real_time(),
+                ..opts.clone()
+            };
+            posed_start(case, &real, run_opts)
+                .map_err(|r| format!("{e}; at real time (time scale 1): {r}"))?
+        }
+        r => r?,
+    };
+    let settings = resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts)?;
+    if patch::reconciled_at_once(case, opts.settings.version, &settings) {
+        // The copy that runs (as written, posed, or from a prelude's memory), with the extra
+        // reconcile of each patch half a sync period before its tick (`lane`).
+        let runs = posed
+            .truth
+            .as_ref()
+            .or(posed.fresh.as_ref().map(|(c, _)| c))
+            .unwrap_or(case);
+        // The lane applies a patch in its first round at or after half a period before the
+        // tick: up to a few case seconds later on a real clock.
+        let half = i64::from(case.sync_period.max(1)) / 2;
+        let leads = [half, (half - 3).max(1)];
+        let mut ticks = 0;
+        for lead in leads {
+            ticks = seed::same_trace_on(case, runs, &patch::AtOnce { lead }, run_opts).map_err(|d| {
+                format!(
+                    "patches the HPA's spec, which Kubernetes {} reconciles at once (#138294, HPAGeneration) besides its periodic reconcile, and that matters: on the reference core with that reconcile {lead} s before the patch's tick, {d}",
+                    opts.settings.version
+                )
+            })?;
+        }
+        posed.at_once = Some(format!(
+            "its spec patches reconciled at once as Kubernetes {} does (#138294): on the reference core a reconcile {} to {} s before each patch's tick gives the same trace ({ticks} ticks)",
+            opts.settings.version, leads[1], leads[0]
+        ));
+    }
+    Ok(posed)
+}
+
+/// [`posed_plan`] but for spec patches reconciled at once.
+fn posed_start(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Result<Posed, String> {
     let settings = resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts)?;
     if case.file.expect.rejected.is_some() {
         return plan::plan(case, &settings, &opts.settings).map(|plan| Posed {
@@ -334,6 +401,7 @@ fn posed_plan(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Resu
             fresh: None,
             truth: None,
             flags: opts.settings.clone(),
+            at_once: None,
         });
     }
     let need = plan::needed(&settings, &opts.settings)?;
@@ -398,9 +466,21 @@ fn pose(
             fresh: None,
             truth: None,
             flags,
+            at_once: None,
         });
     }
     let fresh = seed::fresh(case, what, &opts.settings);
+    if what.memory_expected
+        && std::iter::once(&fresh).chain(&fresh.members).all(|c| {
+            let x = &c.file.expect;
+            x.at.is_empty() && x.trajectory.is_none() && x.final_replicas.is_none()
+        })
+    {
+        return Err(
+            "expects nothing but the controller's memory, which no cluster's controller shows"
+                .into(),
+        );
+    }
     let fresh_settings = resolve_settings(&fresh, GateSupport::Fixed(opts.gates), run_opts)?;
     let plan = plan::plan(&fresh, &fresh_settings, &flags)?;
     let why = seed::shown_irrelevant(case, &fresh, what, run_opts).map_err(|e| {
@@ -419,6 +499,7 @@ fn pose(
             fresh: Some((fresh, why)),
             truth: None,
             flags,
+            at_once: None,
         }),
         Err(e) if what.memory => {
             with_prelude(case, what, flags, opts, run_opts).map_err(|p| format!("{e}; {p}"))
@@ -474,6 +555,7 @@ fn with_prelude(
         truth: Some(prelude::posed(&fresh, &p, 0)),
         fresh: Some((fresh, why)),
         flags,
+        at_once: None,
     })
 }
 
@@ -605,7 +687,10 @@ async fn run_all_async(
     let mut groups: Vec<(ClusterSettings, Vec<(usize, Posed)>)> =
         vec![(opts.settings.clone(), Vec::new())];
     for (i, p) in runnable {
-        match groups.iter_mut().find(|(g, _)| g.same_flags(&p.flags)) {
+        match groups
+            .iter_mut()
+            .find(|(g, _)| g.same_flags(&p.flags) && g.time_scale == p.flags.time_scale)
+        {
             Some((_, members)) => members.push((i, p)),
             None => groups.push((p.flags.clone(), vec![(i, p)])),
         }
@@ -784,10 +869,15 @@ fn groups_words(
         .iter()
         .map(|(g, members)| {
             let d = g.differences(base);
+            let at = if g.time_scale == base.time_scale {
+                String::new()
+            } else {
+                format!(" at time scale {}", g.time_scale)
+            };
             if d.is_empty() {
                 format!("the cluster's own flags ({} cases)", members.len())
             } else {
-                format!("{} ({} cases)", d.join(" "), members.len())
+                format!("{}{at} ({} cases)", d.join(" "), members.len())
             }
         })
         .collect();
@@ -838,6 +928,7 @@ async fn run_one(shared: Shared, written: Case, i: usize, posed: Posed) -> (usiz
         fresh,
         truth,
         flags,
+        at_once: _,
     } = posed;
     let case = fresh.map_or(written, |(c, _)| c);
     let ns = namespace_for(&case, &run_id);

@@ -44,6 +44,10 @@ pub struct Unposable {
     /// readiness delay, downscale stabilization; never the sync period, which sets the ticks),
     /// when the run does not reconfigure the controller.
     pub flags: bool,
+    /// Expectations of the controller's memory (`expect.at[].memory`, any HPA of the case): no
+    /// cluster's controller shows its memory, so the lane checks what it does show and leaves
+    /// those to the core, which must pass them (the trace is the same without them).
+    pub memory_expected: bool,
 }
 
 impl Unposable {
@@ -58,26 +62,36 @@ impl Unposable {
             scale_up_limits: limits.scale_up_limit_factor.is_some()
                 || limits.scale_up_limit_minimum.is_some(),
             flags: false,
+            memory_expected: all().any(|c| c.file.expect.at.iter().any(|x| x.memory.is_some())),
         }
     }
 
     /// Nothing to leave out.
     pub fn none(self) -> bool {
-        self.parts() == [false; 4]
+        self.parts() == [false; 5]
     }
 
-    /// Memory, status, scale-up limits, flags, in that order.
-    pub fn parts(self) -> [bool; 4] {
-        [self.memory, self.status, self.scale_up_limits, self.flags]
+    /// Memory, status, scale-up limits, flags, memory expectations, in that order.
+    pub fn parts(self) -> [bool; 5] {
+        [
+            self.memory,
+            self.status,
+            self.scale_up_limits,
+            self.flags,
+            self.memory_expected,
+        ]
     }
 
     /// From [`Unposable::parts`].
-    pub fn from_parts([memory, status, scale_up_limits, flags]: [bool; 4]) -> Unposable {
+    pub fn from_parts(
+        [memory, status, scale_up_limits, flags, memory_expected]: [bool; 5],
+    ) -> Unposable {
         Unposable {
             memory,
             status,
             scale_up_limits,
             flags,
+            memory_expected,
         }
     }
 
@@ -100,6 +114,9 @@ impl Unposable {
         if self.flags {
             w.push("with the cluster's controller flags instead of the case's");
         }
+        if self.memory_expected {
+            w.push("with its expectations of the controller's memory left to the core (no cluster's controller shows its memory; the core passes them as written)");
+        }
         w.join(", ")
     }
 }
@@ -119,6 +136,13 @@ pub fn fresh(case: &Case, what: Unposable, cluster: &ClusterSettings) -> Case {
         if what.status {
             c.hpa.status = None;
             c.file.hpa.status = None;
+        }
+        if what.memory_expected {
+            // What is left of each expectation: an expectation of the memory alone goes.
+            for x in &mut c.file.expect.at {
+                x.memory = None;
+            }
+            c.file.expect.at.retain(|x| !x.is_empty());
         }
         let o = &mut c.file.settings;
         if what.scale_up_limits {
@@ -170,8 +194,19 @@ pub fn shown_irrelevant(
 /// Whether `posed` gives the trace `case` gives on the reference core, as the lane checks it: the
 /// number of ticks, or the first difference in words.
 pub fn same_trace(case: &Case, posed: &Case, opts: &RunOptions) -> Result<usize, String> {
+    same_trace_on(case, posed, &CoreTarget, opts)
+}
+
+/// [`same_trace`] with `posed` run on `target` (the core as a cluster's controller decides it,
+/// e.g. [`super::patch::AtOnce`]).
+pub fn same_trace_on(
+    case: &Case,
+    posed: &Case,
+    target: &dyn crate::targets::Target,
+    opts: &RunOptions,
+) -> Result<usize, String> {
     let written = crate::run::run_case(case, &CoreTarget, opts);
-    let posed = crate::run::run_case(posed, &CoreTarget, opts);
+    let posed = crate::run::run_case(posed, target, opts);
     match difference(&written, &posed) {
         None => Ok(written.trace.len()),
         Some(d) => Err(d),
@@ -187,17 +222,18 @@ pub fn which_matter(
     cluster: &ClusterSettings,
     opts: &RunOptions,
 ) -> Vec<&'static str> {
-    const WORDS: [&str; 4] = [
+    const WORDS: [&str; 5] = [
         "the seeded memory",
         "the starting status",
         "the scale-up limit constants",
         "the case's flags",
+        "the memory expectations",
     ];
     let written = crate::run::run_case(case, &CoreTarget, opts);
     (0..WORDS.len())
         .filter(|&k| what.parts()[k])
         .filter(|&k| {
-            let mut one = [false; 4];
+            let mut one = [false; 5];
             one[k] = true;
             let posed = fresh(case, Unposable::from_parts(one), cluster);
             difference(&written, &crate::run::run_case(&posed, &CoreTarget, opts)).is_some()

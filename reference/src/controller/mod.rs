@@ -20,7 +20,7 @@ pub mod retry;
 pub mod run;
 pub mod telemetry;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -77,6 +77,9 @@ pub struct Context {
     /// Each HPA's `metadata.generation` as the watch last delivered it: a new one is a spec
     /// change ([`Context::updated`]).
     generations: Mutex<HashMap<String, i64>>,
+    /// The HPAs whose spec changed since their last reconcile (1.37, `HPAGeneration`): due at
+    /// once, besides their periodic reconcile in `due`, which stays as booked.
+    at_once: Mutex<HashSet<String>>,
 }
 
 impl Context {
@@ -94,6 +97,7 @@ impl Context {
             pods: pods::PodSource::List,
             due: Mutex::new(HashMap::new()),
             generations: Mutex::new(HashMap::new()),
+            at_once: Mutex::new(HashSet::new()),
         }
     }
 }
@@ -122,10 +126,12 @@ impl Context {
 
     /// Upstream's informer update handler: with `HPAGeneration` on (1.37), an HPA whose
     /// `metadata.generation` changed — its spec changed — is reconciled at once (#138294); a
-    /// status-only update (the controller's own status write) keeps its schedule. The next
-    /// reconcile after it is then one sync period later. Without the gate every update keeps the
-    /// schedule, as upstream's rate-limited enqueue does.
-    pub fn updated(&self, key: &str, generation: Option<i64>, now: std::time::Instant) {
+    /// status-only update (the controller's own status write) keeps its schedule. The periodic
+    /// reconcile stays where it was booked: upstream adds the key to its queue at once, and after
+    /// that reconcile adds it again a sync period later, where its delaying queue keeps the sooner
+    /// of the two times it holds for one key — the periodic one. Without the gate every update
+    /// keeps the schedule, as upstream's rate-limited enqueue does.
+    pub fn updated(&self, key: &str, generation: Option<i64>) {
         let Some(generation) = generation else { return };
         let before = match self.generations.lock() {
             Ok(mut g) => g.insert(key.to_string(), generation),
@@ -133,10 +139,10 @@ impl Context {
         };
         if self.settings.gates.hpa_generation
             && before.is_some_and(|b| b != generation)
-            && let Ok(mut due) = self.due.lock()
+            && let Ok(mut at_once) = self.at_once.lock()
         {
             tracing::debug!(hpa = %key, generation, "spec changed: reconcile at once");
-            due.insert(key.to_string(), now);
+            at_once.insert(key.to_string());
         }
     }
 
@@ -147,12 +153,33 @@ impl Context {
         self.seen(key, now);
         let mut due = self.due.lock().ok()?;
         let at = *due.get(key)?;
+        let changed = self.at_once.lock().is_ok_and(|mut s| s.remove(key));
         if at > now {
+            if changed {
+                tracing::debug!(hpa = %key, "reconcile due: its spec changed");
+                return None;
+            }
             return Some(at - now);
         }
         tracing::debug!(hpa = %key, late_ms = (now - at).as_millis() as u64, "reconcile due");
         due.insert(key.to_string(), now + self.settings.sync_period);
         None
+    }
+
+    /// How long from `now` to come back after a reconcile of `key` that started at `started`:
+    /// the sync period, or, after the extra reconcile of a spec change ([`Context::updated`]),
+    /// until the periodic one still booked.
+    pub fn requeue_after(
+        &self,
+        key: &str,
+        started: std::time::Instant,
+        now: std::time::Instant,
+    ) -> Duration {
+        let period = self.settings.sync_period;
+        match self.due.lock().ok().and_then(|d| d.get(key).copied()) {
+            Some(at) if at < started + period => at.saturating_duration_since(now),
+            _ => period,
+        }
     }
 
     /// Forgets a deleted HPA, as upstream's delete handler does: its schedule, its memory
@@ -165,6 +192,9 @@ impl Context {
         }
         if let Ok(mut generations) = self.generations.lock() {
             generations.remove(key);
+        }
+        if let Ok(mut at_once) = self.at_once.lock() {
+            at_once.remove(key);
         }
         if let Ok(mut memory) = self.memory.lock() {
             memory.remove(key);
@@ -367,7 +397,10 @@ pub async fn reconcile(
                 tracing::info!(hpa = %key, error = %e, "reconcile reported an error");
                 Err(Error::Reconcile(e))
             }
-            None => Ok(Action::requeue(ctx.settings.sync_period)),
+            None => {
+                let now = std::time::Instant::now();
+                Ok(Action::requeue(ctx.requeue_after(&key, started, now)))
+            }
         },
         Err(e) => Err(e),
     }
@@ -423,26 +456,36 @@ mod tests {
         let t0 = Instant::now();
         let period = Duration::from_secs(15);
         ctx.seen("ns/web", t0);
-        ctx.updated("ns/web", Some(1), t0);
+        ctx.updated("ns/web", Some(1));
         assert_eq!(ctx.not_yet("ns/web", t0), None);
         // The controller's own status write: same generation, the schedule holds.
-        ctx.updated("ns/web", Some(1), t0 + Duration::from_secs(1));
+        ctx.updated("ns/web", Some(1));
         assert_eq!(
             ctx.not_yet("ns/web", t0 + Duration::from_secs(5)),
             Some(Duration::from_secs(10))
         );
-        // A spec edit (generation 2) at t0+7: due at once, then a sync period after that.
-        ctx.updated("ns/web", Some(2), t0 + Duration::from_secs(7));
+        // A spec edit (generation 2) at t0+7: due at once, and the periodic reconcile stays at
+        // t0+15, where kube-controller-manager's delaying queue keeps it (the sooner of t0+15
+        // and the t0+22 its extra reconcile books).
+        ctx.updated("ns/web", Some(2));
         assert_eq!(ctx.not_yet("ns/web", t0 + Duration::from_secs(7)), None);
+        let (at, s8) = (t0 + Duration::from_secs(7), Duration::from_secs(8));
+        assert_eq!(ctx.requeue_after("ns/web", at, at), s8);
         assert_eq!(
             ctx.not_yet("ns/web", t0 + Duration::from_secs(8)),
-            Some(period - Duration::from_secs(1))
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(ctx.not_yet("ns/web", t0 + period), None);
+        // After a periodic reconcile: back a sync period later.
+        assert_eq!(
+            ctx.requeue_after("ns/web", t0 + period, t0 + period),
+            period
         );
         // Before 1.37 (no HPAGeneration) a spec edit keeps the schedule.
         let old = context();
         old.seen("ns/web", t0);
-        old.updated("ns/web", Some(1), t0);
-        old.updated("ns/web", Some(2), t0 + Duration::from_secs(3));
+        old.updated("ns/web", Some(1));
+        old.updated("ns/web", Some(2));
         assert_eq!(
             old.not_yet("ns/web", t0 + Duration::from_secs(3)),
             Some(Duration::from_secs(12))

@@ -184,7 +184,7 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
                 let key = super::key_of(hpa).0;
                 let now = std::time::Instant::now();
                 watched.seen(&key, now);
-                watched.updated(&key, hpa.metadata.generation, now);
+                watched.updated(&key, hpa.metadata.generation);
             }
             _ => {}
         })
