@@ -531,18 +531,16 @@ fn run_on_cluster(
             match p {
                 Ok(planned) => {
                     runs += 1;
-                    let group = if planned.reconfigured.is_empty() {
-                        "the cluster's own flags".to_string()
-                    } else {
-                        planned.reconfigured.join(" ")
-                    };
+                    let group = planned.group();
+                    let own = group.is_none();
+                    let group = group.unwrap_or_else(|| "the cluster's own flags".to_string());
                     *groups.entry(group).or_default() += 1;
                     match &planned.posed {
                         None => {
                             let _ = writeln!(out, "run   {}", case.path.display());
                         }
                         Some(why) => {
-                            if planned.reconfigured.is_empty() {
+                            if own {
                                 posed += 1;
                             }
                             let _ = writeln!(out, "run   {}: {why}", case.path.display());

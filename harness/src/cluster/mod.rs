@@ -36,6 +36,8 @@ pub mod safety;
 pub mod scale;
 pub mod seed;
 pub mod stub;
+#[cfg(test)]
+mod testing;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -267,6 +269,17 @@ pub struct Planned {
     pub posed: Option<String>,
     /// The controller flags it runs with, where they are not the cluster's (`--name=value`).
     pub reconfigured: Vec<String>,
+    /// The time scale it runs at, where not the run's: its times do not divide by the run's.
+    pub time_scale: Option<u32>,
+}
+
+impl Planned {
+    /// Its settings group: the flags and time scale it runs with, where not the cluster's.
+    pub fn group(&self) -> Option<String> {
+        let mut parts = self.reconfigured.clone();
+        parts.extend(self.time_scale.map(|t| format!("(at time scale {t})")));
+        (!parts.is_empty()).then(|| parts.join(" "))
+    }
 }
 
 /// What the lane would do with each case, without a cluster: how it runs, or the reason it is
@@ -280,13 +293,9 @@ pub fn plan_all(
         .iter()
         .map(|case| {
             posed_plan(case, opts, run_opts).map(|p| Planned {
-                reconfigured: {
-                    let mut d = p.flags.differences(&opts.settings);
-                    if p.flags.time_scale != opts.settings.time_scale {
-                        d.push(format!("(at time scale {})", p.flags.time_scale));
-                    }
-                    d
-                },
+                reconfigured: p.flags.differences(&opts.settings),
+                time_scale: (p.flags.time_scale != opts.settings.time_scale)
+                    .then_some(p.flags.time_scale),
                 posed: p.posed_why(&opts.settings),
             })
         })
@@ -345,7 +354,7 @@ impl Posed {
 /// runs instead, with why; or the reason the case is skipped. Such a case is planned from its
 /// posed copy first, so a reason that has nothing to do with what was changed comes first.
 fn posed_plan(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Result<Posed, String> {
-    let mut posed = match posed_start(case, opts, run_opts) {
+    let (mut posed, settings) = match posed_start(case, opts, run_opts) {
         // Times a time scale cannot divide: at real time, on the controller reconfigured.
         Err(e) if e.starts_with("cannot run at time scale") && opts.settings.time_scale > 1 => {
             if !opts.reconfigure {
@@ -362,7 +371,6 @@ fn posed_plan(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Resu
         }
         r => r?,
     };
-    let settings = resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts)?;
     if patch::reconciled_at_once(case, opts.settings.version, &settings) {
         // The copy that runs (as written, posed, or from a prelude's memory), with the extra
         // reconcile of each patch half a sync period before its tick (`lane`).
@@ -392,11 +400,25 @@ fn posed_plan(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Resu
     Ok(posed)
 }
 
-/// [`posed_plan`] but for spec patches reconciled at once.
-fn posed_start(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Result<Posed, String> {
+/// [`posed_plan`] but for spec patches reconciled at once; with the settings the case resolves to.
+fn posed_start(
+    case: &Case,
+    opts: &ClusterOptions,
+    run_opts: &RunOptions,
+) -> Result<(Posed, hpa_reference::Settings), String> {
     let settings = resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts)?;
+    posed_with(case, &settings, opts, run_opts).map(|p| (p, settings))
+}
+
+/// [`posed_start`] with the case's settings resolved.
+fn posed_with(
+    case: &Case,
+    settings: &hpa_reference::Settings,
+    opts: &ClusterOptions,
+    run_opts: &RunOptions,
+) -> Result<Posed, String> {
     if case.file.expect.rejected.is_some() {
-        return plan::plan(case, &settings, &opts.settings).map(|plan| Posed {
+        return plan::plan(case, settings, &opts.settings).map(|plan| Posed {
             plan,
             fresh: None,
             truth: None,
@@ -404,10 +426,10 @@ fn posed_start(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Res
             at_once: None,
         });
     }
-    let need = plan::needed(&settings, &opts.settings)?;
+    let need = plan::needed(settings, &opts.settings)?;
     let what = seed::Unposable::of(case, opts.settings.version);
     if need.same_flags(&opts.settings) {
-        return pose(case, &settings, what, need, opts, run_opts);
+        return pose(case, settings, what, need, opts, run_opts);
     }
     if need.sync_period == opts.settings.sync_period {
         // Other flags than the cluster's: first with the cluster's, where the core shows they
@@ -418,7 +440,7 @@ fn posed_start(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Res
         };
         match pose(
             case,
-            &settings,
+            settings,
             as_cluster,
             opts.settings.clone(),
             opts,
@@ -428,7 +450,7 @@ fn posed_start(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Res
             Err(e) if !opts.reconfigure => {
                 // The hint only where reconfiguring would run it: else the reason is another.
                 return Err(
-                    match pose(case, &settings, what, need.clone(), opts, run_opts) {
+                    match pose(case, settings, what, need.clone(), opts, run_opts) {
                         Ok(_) => format!(
                             "{e}; with the case's flags, {}, it runs: --reconfigure-controller runs it on the controller reconfigured",
                             need.differences(&opts.settings).join(" ")
@@ -447,7 +469,7 @@ fn posed_start(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Res
             scale_words(opts.settings.time_scale)
         ));
     }
-    pose(case, &settings, what, need, opts, run_opts)
+    pose(case, settings, what, need, opts, run_opts)
 }
 
 /// The case posed on a controller with `flags`: as written when `what` changes nothing, else the

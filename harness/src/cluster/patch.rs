@@ -102,22 +102,9 @@ pub fn reconciled_at_once(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::{RunOptions, run_case};
+    use crate::cluster::testing::{corpus, opts};
+    use crate::run::run_case;
     use hpa_reference::KubernetesVersion;
-
-    fn corpus(file: &str) -> Case {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../cases")
-            .join(file);
-        crate::case::load::load_case(&path).unwrap()
-    }
-
-    fn opts() -> RunOptions {
-        RunOptions {
-            version: KubernetesVersion::V1_37,
-            ..RunOptions::default()
-        }
-    }
 
     #[test]
     fn a_patch_that_changes_no_decision_gives_the_same_trace_with_its_extra_reconcile() {

@@ -193,23 +193,9 @@ pub fn posed(case: &Case, prelude: &Prelude, skew: i64) -> Case {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::{RunOptions, resolve_settings};
+    use crate::cluster::testing::{corpus, opts};
+    use crate::run::resolve_settings;
     use crate::targets::GateSupport;
-    use hpa_reference::KubernetesVersion;
-
-    fn corpus(file: &str) -> Case {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../cases")
-            .join(file);
-        crate::case::load::load_case(&path).unwrap()
-    }
-
-    fn opts() -> RunOptions {
-        RunOptions {
-            version: KubernetesVersion::V1_37,
-            ..RunOptions::default()
-        }
-    }
 
     /// The case as the lane poses it (no memory, no status) and its prelude.
     fn played(mut case: Case) -> (Case, Result<Prelude, String>) {

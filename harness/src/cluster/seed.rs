@@ -329,26 +329,13 @@ fn tick_difference(seeded: &TickTrace, fresh: &TickTrace) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::testing::{corpus, opts};
     use hpa_reference::KubernetesVersion;
-
-    fn corpus(file: &str) -> Case {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../cases")
-            .join(file);
-        crate::case::load::load_case(&path).unwrap()
-    }
 
     fn cluster() -> ClusterSettings {
         ClusterSettings {
             version: KubernetesVersion::V1_37,
             ..ClusterSettings::defaults_scaled(5)
-        }
-    }
-
-    fn opts() -> RunOptions {
-        RunOptions {
-            version: KubernetesVersion::V1_37,
-            ..RunOptions::default()
         }
     }
 
