@@ -339,6 +339,12 @@ impl Posed {
                 }
             ));
         }
+        if self.flags.gate_overrides != cluster.gate_overrides {
+            parts.push(
+                "its feature gates on the HPA controller only (the API server keeps the cluster's)"
+                    .into(),
+            );
+        }
         if let Some((_, why)) = &self.fresh {
             parts.push(why.clone());
         }
@@ -406,8 +412,48 @@ fn posed_start(
     opts: &ClusterOptions,
     run_opts: &RunOptions,
 ) -> Result<(Posed, hpa_reference::Settings), String> {
-    let settings = resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts)?;
-    posed_with(case, &settings, opts, run_opts).map(|p| (p, settings))
+    match resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts) {
+        Ok(settings) => posed_with(case, &settings, opts, run_opts).map(|p| (p, settings)),
+        // Gates other than the cluster's: on the controller reconfigured with the case's.
+        Err(e) if e.contains("but the target runs with") => {
+            let overrides = gate_overrides(case, &opts.gates);
+            if !opts.reconfigure {
+                return Err(format!(
+                    "{e}: --reconfigure-controller runs it on the controller reconfigured with {}",
+                    gates_words(&overrides)
+                ));
+            }
+            let flags = ClusterSettings {
+                gate_overrides: overrides,
+                ..opts.settings.clone()
+            };
+            let with_gates = ClusterOptions {
+                gates: flags.gates_over(&opts.gates),
+                settings: flags,
+                ..opts.clone()
+            };
+            let settings = resolve_settings(case, GateSupport::Fixed(with_gates.gates), run_opts)?;
+            posed_with(case, &settings, &with_gates, run_opts).map(|p| (p, settings))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The case's declared gates whose values the cluster's controller does not run.
+fn gate_overrides(
+    case: &Case,
+    cluster: &hpa_reference::FeatureGates,
+) -> std::collections::BTreeMap<String, bool> {
+    case.gates
+        .iter()
+        .filter(|(name, used)| cluster.get(name).is_ok_and(|v| v != used.value))
+        .map(|(name, used)| (name.clone(), used.value))
+        .collect()
+}
+
+fn gates_words(gates: &std::collections::BTreeMap<String, bool>) -> String {
+    let list: Vec<String> = gates.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    format!("--feature-gates={}", list.join(","))
 }
 
 /// [`posed_start`] with the case's settings resolved.
@@ -523,7 +569,7 @@ fn pose(
             flags,
             at_once: None,
         }),
-        Err(e) if what.memory => {
+        Err(e) if what.memory || what.status => {
             with_prelude(case, what, flags, opts, run_opts).map_err(|p| format!("{e}; {p}"))
         }
         Err(e) => Err(e),
@@ -1039,7 +1085,69 @@ async fn run_one(shared: Shared, written: Case, i: usize, posed: Posed) -> (usiz
 
 #[cfg(test)]
 mod tests {
-    use super::namespace_name;
+    use super::testing::{corpus, opts};
+    use super::*;
+
+    fn cluster(reconfigure: bool) -> ClusterOptions {
+        let settings = ClusterSettings {
+            version: hpa_reference::KubernetesVersion::V1_37,
+            ..ClusterSettings::defaults_scaled(5)
+        };
+        let mut gates = settings.version.default_gates();
+        gates.hpa_scale_to_zero = true;
+        ClusterOptions {
+            kubeconfig: None,
+            context: None,
+            settings,
+            gates,
+            margin: Duration::from_secs(2),
+            parallel: 1,
+            reconfigure,
+            disposable: false,
+        }
+    }
+
+    #[test]
+    fn a_case_with_other_gates_runs_on_the_controller_reconfigured_with_them() {
+        let case = corpus("fidelity/pod-level-requests-ignored-with-the-gate-off.yaml");
+        let [skipped] = plan_all(std::slice::from_ref(&case), &cluster(false), &opts())
+            .try_into()
+            .unwrap();
+        let e = skipped.unwrap_err();
+        assert!(
+            e.contains("needs feature gate PodLevelResources=false")
+                && e.ends_with(
+                    "--reconfigure-controller runs it on the controller reconfigured with --feature-gates=PodLevelResources=false"
+                ),
+            "{e}"
+        );
+        let [planned] = plan_all(std::slice::from_ref(&case), &cluster(true), &opts())
+            .try_into()
+            .unwrap();
+        let p = planned.unwrap();
+        assert_eq!(p.reconfigured, ["--feature-gates=PodLevelResources=false"]);
+        assert_eq!(p.time_scale, None);
+        let why = p.posed.unwrap();
+        assert!(
+            why.contains(
+                "its feature gates on the HPA controller only (the API server keeps the cluster's)"
+            ),
+            "{why}"
+        );
+        // Its group's controller is checked against the run's gates with the case's over them.
+        let mut flags = cluster(true).settings;
+        flags
+            .gate_overrides
+            .insert("PodLevelResources".into(), false);
+        let args: Vec<String> = flags
+            .flag_args()
+            .into_iter()
+            .map(|f| reconfigure::merged("--feature-gates=HPAScaleToZero=true", &f))
+            .collect();
+        let run = cluster(true).gates;
+        assert_eq!(plan::check_controller("c", &args, &flags, &run), Ok(true));
+        assert!(plan::check_controller("c", &args, &cluster(true).settings, &run).is_err());
+    }
 
     #[test]
     fn namespaces_are_unique_per_case_and_valid() {

@@ -4,6 +4,7 @@
 //!
 //! Pure: no IO. The real-time lane (`cluster::lane`) runs only what [`plan`] accepts.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hpa_reference::settings::{FeatureGates, GATE_NAMES};
@@ -33,6 +34,10 @@ pub struct ClusterSettings {
     /// The Kubernetes release the cluster's HPA controller is (`--kubernetes-version`): its gate
     /// defaults are what a controller without `--feature-gates` runs with.
     pub version: hpa_reference::KubernetesVersion,
+    /// HPA feature gates the controller runs with other than the run's (`--feature-gates`, gate
+    /// by gate): with `--reconfigure-controller`, a case's declared gates. Only the controller's:
+    /// the API server keeps the cluster's.
+    pub gate_overrides: BTreeMap<String, bool>,
 }
 
 impl ClusterSettings {
@@ -49,6 +54,7 @@ impl ClusterSettings {
             downscale_stabilization: d.downscale_stabilization / n,
             time_scale: n,
             version: hpa_reference::KubernetesVersion::DEFAULT,
+            gate_overrides: BTreeMap::new(),
         }
     }
 
@@ -138,6 +144,32 @@ impl ClusterSettings {
             ),
             format!("--horizontal-pod-autoscaler-tolerance={}", self.tolerance),
         ]
+        .into_iter()
+        .chain(self.gates_arg())
+        .collect()
+    }
+
+    /// `--feature-gates=A=false,…` with the gate overrides, when there are any (merged gate by
+    /// gate into the controller's own `--feature-gates`, `reconfigure`).
+    fn gates_arg(&self) -> Option<String> {
+        (!self.gate_overrides.is_empty()).then(|| {
+            let gates: Vec<String> = self
+                .gate_overrides
+                .iter()
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect();
+            format!("--feature-gates={}", gates.join(","))
+        })
+    }
+
+    /// The run's feature gates with these settings' overrides.
+    pub fn gates_over(&self, run: &FeatureGates) -> FeatureGates {
+        let mut g = *run;
+        for (name, v) in &self.gate_overrides {
+            // Names come from a case's resolved gates: known ones.
+            let _ = g.set(name, *v);
+        }
+        g
     }
 
     /// Whether a controller with `other`'s flags runs every case these settings run the same
@@ -148,16 +180,26 @@ impl ClusterSettings {
             && self.cpu_initialization_period == other.cpu_initialization_period
             && self.initial_readiness_delay == other.initial_readiness_delay
             && self.downscale_stabilization == other.downscale_stabilization
+            && self.gate_overrides == other.gate_overrides
     }
 
     /// The flags that differ from `base`'s, each as `--name=value` (empty: the same flags).
     pub fn differences(&self, base: &ClusterSettings) -> Vec<String> {
-        self.flag_args()
+        let mut d: Vec<String> = self
+            .flag_args()
             .into_iter()
             .zip(base.flag_args())
+            .take(5)
             .filter(|(a, b)| a != b)
             .map(|(a, _)| a)
-            .collect()
+            .collect();
+        if self.gate_overrides != base.gate_overrides {
+            d.push(
+                self.gates_arg()
+                    .unwrap_or_else(|| "--feature-gates as the cluster's own".into()),
+            );
+        }
+        d
     }
 }
 
@@ -259,6 +301,7 @@ pub fn check_controller(
             let _ = have.set(name.trim(), v);
         }
     }
+    let gates = want.gates_over(gates);
     for name in GATE_NAMES {
         let (h, w) = (
             have.get(name).unwrap_or_default(),

@@ -177,18 +177,42 @@ async fn docker(args: &[&str], stdin: Option<String>) -> Result<String, String> 
     .map_err(|e| e.to_string())?
 }
 
-/// `args` with each of `flags` (`--name=value`) in place of the same flag, or added at the end.
+/// `args` with each of `flags` (`--name=value`) in place of the same flag, or added at the end;
+/// `--feature-gates` merged gate by gate ([`merged`]).
 pub fn with_flags(args: &[String], flags: &[String]) -> Vec<String> {
     let mut out = args.to_vec();
     for f in flags {
         let name = f.split_once('=').map_or(f.as_str(), |(n, _)| n);
         let prefix = format!("{name}=");
         match out.iter_mut().find(|a| a.starts_with(&prefix)) {
-            Some(a) => a.clone_from(f),
+            Some(a) => *a = merged(a, f),
             None => out.push(f.clone()),
         }
     }
     out
+}
+
+/// The flag `new` in place of `old` (both `--name=value`): `new` itself, but for
+/// `--feature-gates`, whose gates `new` sets one by one over `old`'s (the cluster's other gates
+/// stay as they are).
+pub fn merged(old: &str, new: &str) -> String {
+    const GATES: &str = "--feature-gates=";
+    let (Some(was), Some(set)) = (old.strip_prefix(GATES), new.strip_prefix(GATES)) else {
+        return new.to_string();
+    };
+    let mut gates: Vec<(String, String)> = was
+        .split(',')
+        .filter_map(|g| g.split_once('='))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    for (n, v) in set.split(',').filter_map(|g| g.split_once('=')) {
+        match gates.iter_mut().find(|(m, _)| m == n) {
+            Some(g) => g.1 = v.to_string(),
+            None => gates.push((n.to_string(), v.to_string())),
+        }
+    }
+    let list: Vec<String> = gates.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    format!("{GATES}{}", list.join(","))
 }
 
 /// kube-controller-manager's static pod manifest with each of `flags` in its command: a line
@@ -211,7 +235,10 @@ pub fn manifest_with_flags(text: &str, flags: &[String]) -> Result<String, Strin
             .iter_mut()
             .find(|l| l.trim_start().starts_with(&prefix))
         {
-            Some(l) => *l = format!("{indent}- {f}"),
+            Some(l) => {
+                let was = l.trim_start().trim_start_matches("- ").to_string();
+                *l = format!("{indent}- {}", merged(&was, f));
+            }
             None => lines.insert(binary + 1, format!("{indent}- {f}")),
         }
     }
@@ -528,6 +555,41 @@ spec:
                 "--c=3"
             ]
         );
+    }
+
+    #[test]
+    fn feature_gates_are_merged_gate_by_gate_into_the_controllers_own() {
+        let args: Vec<String> = ["--feature-gates=HPAScaleToZero=true,Other=true", "--b"]
+            .map(String::from)
+            .to_vec();
+        let out = with_flags(
+            &args,
+            &["--feature-gates=HPAScaleToZero=false,PodLevelResources=false".into()],
+        );
+        assert_eq!(
+            out,
+            [
+                "--feature-gates=HPAScaleToZero=false,Other=true,PodLevelResources=false",
+                "--b"
+            ]
+        );
+        // In a manifest alike; where it has none, the flag is added as given.
+        let text = MANIFEST.replace(
+            "    - kube-controller-manager\n",
+            "    - kube-controller-manager\n    - --feature-gates=HPAScaleToZero=true\n",
+        );
+        let out = manifest_with_flags(&text, &["--feature-gates=PodLevelResources=false".into()])
+            .unwrap();
+        assert!(
+            out.contains("    - --feature-gates=HPAScaleToZero=true,PodLevelResources=false\n"),
+            "{out}"
+        );
+        assert_eq!(out.lines().count(), text.lines().count());
+        let out = manifest_with_flags(MANIFEST, &["--feature-gates=HPAScaleToZero=false".into()])
+            .unwrap();
+        assert!(out.contains("    - --feature-gates=HPAScaleToZero=false\n"));
+        // Any other flag is replaced whole.
+        assert_eq!(merged("--a=1,2", "--a=3"), "--a=3");
     }
 
     #[test]
