@@ -162,6 +162,26 @@ impl ClusterSettings {
         })
     }
 
+    /// [`Self::flag_args`] for kube-controller-manager: a gate turned off takes the gates that
+    /// depend on it along ([`gate_dependents`]), since the release refuses to start with a
+    /// dependent on and its dependency off. (A controller that knows only the HPA gates, e.g.
+    /// the deployed reference, takes [`Self::flag_args`].)
+    pub fn controller_manager_args(&self) -> Vec<String> {
+        let mut args = self.flag_args();
+        if let Some(gates) = args.iter_mut().find(|a| a.starts_with("--feature-gates=")) {
+            for (n, v) in &self.gate_overrides {
+                if !v {
+                    for d in gate_dependents(self.version, n) {
+                        if !self.gate_overrides.contains_key(*d) {
+                            gates.push_str(&format!(",{d}=false"));
+                        }
+                    }
+                }
+            }
+        }
+        args
+    }
+
     /// The run's feature gates with these settings' overrides.
     pub fn gates_over(&self, run: &FeatureGates) -> FeatureGates {
         let mut g = *run;
@@ -200,6 +220,30 @@ impl ClusterSettings {
             );
         }
         d
+    }
+}
+
+/// The gates of `version` that depend on the HPA gate `gate` (upstream's
+/// `defaultKubernetesFeatureGateDependencies` in `pkg/features/kube_features.go`, read for each
+/// release: 1.35 introduced it; before, no gate depends on another). kube-controller-manager
+/// exits at start ("… is enabled, but depends on features that are disabled") when one of them
+/// is on and `gate` off, as seen on the 1.37.2 node image.
+pub fn gate_dependents(version: KubernetesVersion, gate: &str) -> &'static [&'static str] {
+    use KubernetesVersion as V;
+    match (gate, version) {
+        ("PodLevelResources", V::V1_32 | V::V1_33 | V::V1_34) => &[],
+        ("PodLevelResources", V::V1_35) => &["InPlacePodLevelResourcesVerticalScaling"],
+        ("PodLevelResources", V::V1_36) => &[
+            "InPlacePodLevelResourcesVerticalScaling",
+            "PodLevelResourceManagers",
+        ],
+        ("PodLevelResources", v) if v >= V::V1_37 => &[
+            "InPlacePodLevelResourcesVerticalScaling",
+            "PodLevelResourceManagers",
+            "PodLevelResourcesFixDefaulting",
+            "PodLevelResourcesFixKubeletQOSClass",
+        ],
+        _ => &[],
     }
 }
 
@@ -519,8 +563,10 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
     }
     if n > 1 {
         divisible(case, n)?;
+        behavior_added_by_a_patch(case, n)?;
     }
-    let mut hpa = serde_json::to_value(&case.file.hpa).map_err(|e| e.to_string())?;
+    let mut hpa = serde_json::to_value(with_behavior_defaults(&case.file.hpa, n))
+        .map_err(|e| e.to_string())?;
     scale_behavior(&mut hpa, n)?;
     let hpa = serde_json::from_value(hpa).map_err(|e| e.to_string())?;
     Ok(Plan {
@@ -634,6 +680,48 @@ fn divisible(case: &Case, n: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// The HPA to create at time scale `n`: above 1, with the API server's behavior defaults written
+/// out (`hpa_reference::defaults`), so they are divided by the time scale with the rest — the API
+/// server would fill a `behavior`'s unset policies with 15 real seconds, 75 case seconds at ×5.
+/// The scale-down window stays unset: the controller's flag, already scaled, applies.
+fn with_behavior_defaults(hpa: &HorizontalPodAutoscaler, n: u32) -> HorizontalPodAutoscaler {
+    let mut hpa = hpa.clone();
+    if n > 1
+        && let Some(b) = hpa.spec.behavior.as_mut()
+    {
+        b.scale_up = Some(hpa_reference::defaults::scale_up_rules(b.scale_up.as_ref()));
+        b.scale_down = Some(hpa_reference::defaults::scale_down_rules(
+            b.scale_down.as_ref(),
+        ));
+    }
+    hpa
+}
+
+/// At a time scale, a spec patch that gives a behavior to an HPA without one cannot be posed: the
+/// API server fills the new behavior's unset policies with their defaults in real seconds.
+fn behavior_added_by_a_patch(case: &Case, n: u32) -> Result<(), String> {
+    let mut has = case.file.hpa.spec.behavior.is_some();
+    let mut in_order: Vec<_> = case.file.timeline.iter().collect();
+    in_order.sort_by_key(|e| e.at);
+    for e in in_order {
+        let Some(b) = e
+            .hpa_patch
+            .as_ref()
+            .and_then(|p| p.pointer("/spec/behavior"))
+        else {
+            continue;
+        };
+        if !has && !b.is_null() {
+            return Err(format!(
+                "cannot run at time scale {n}: its spec patch at t={} gives the HPA a behavior, whose unset fields the API server fills with their defaults in real seconds (15 s policy periods)",
+                e.at
+            ));
+        }
+        has = !b.is_null();
+    }
+    Ok(())
+}
+
 /// Divides the behavior's `stabilizationWindowSeconds` and policies' `periodSeconds` by `n`
 /// (an HPA manifest or an `hpaPatch`, as JSON); every one must divide evenly.
 pub fn scale_behavior(hpa: &mut Value, n: u32) -> Result<(), String> {
@@ -675,6 +763,81 @@ fn divide(v: &Value, n: u32, what: &str) -> Result<Value, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn behavior_defaults_are_written_out_and_divided_with_the_rest() {
+        let (case, settings) = corpus_case("behavior/empty-behavior-differs-from-none.yaml");
+        let cluster = ClusterSettings::defaults_scaled(5);
+        let b = plan(&case, &settings, &cluster)
+            .expect("planned")
+            .hpa
+            .spec
+            .behavior
+            .expect("a behavior");
+        let periods = |r: &Option<k8s_openapi::api::autoscaling::v2::HPAScalingRules>| {
+            r.as_ref()
+                .and_then(|r| r.policies.clone())
+                .unwrap_or_default()
+                .iter()
+                .map(|p| (p.type_.clone(), p.value, p.period_seconds))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            periods(&b.scale_up),
+            [("Pods".into(), 4, 3), ("Percent".into(), 100, 3)]
+        );
+        assert_eq!(periods(&b.scale_down), [("Percent".into(), 100, 3)]);
+        let down = b.scale_down.unwrap();
+        assert_eq!(down.stabilization_window_seconds, None, "the flag applies");
+        assert_eq!(b.scale_up.unwrap().stabilization_window_seconds, Some(0));
+        // At real time the HPA is created as written; the API server defaults it.
+        let as_written = plan(&case, &settings, &ClusterSettings::defaults_scaled(1)).unwrap();
+        assert_eq!(as_written.hpa.spec.behavior, case.file.hpa.spec.behavior);
+        // A patch that gives an HPA its first behavior cannot be divided.
+        let (mut case, settings) =
+            corpus_case("controller/ht-store-scale-events-outdated-kept-without-behavior.yaml");
+        // As the lane poses it: no seeded memory, no starting status.
+        case.file.memory = None;
+        case.file.hpa.status = None;
+        case.hpa.status = None;
+        case.file.expect.at.iter_mut().for_each(|a| a.memory = None);
+        let d = Settings::default();
+        let settings = Settings {
+            scale_up_limit_factor: d.scale_up_limit_factor,
+            scale_up_limit_minimum: d.scale_up_limit_minimum,
+            ..settings
+        };
+        let e = plan(&case, &settings, &cluster).unwrap_err();
+        assert!(
+            e.starts_with("cannot run at time scale 5: its spec patch at t=")
+                && e.contains("gives the HPA a behavior"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_gate_turned_off_takes_its_dependents_along_on_kube_controller_manager_only() {
+        let mut s = ClusterSettings {
+            version: KubernetesVersion::V1_37,
+            ..ClusterSettings::defaults_scaled(5)
+        };
+        assert_eq!(s.controller_manager_args(), s.flag_args());
+        s.gate_overrides.insert("PodLevelResources".into(), false);
+        assert_eq!(
+            s.flag_args().last().unwrap(),
+            "--feature-gates=PodLevelResources=false"
+        );
+        assert_eq!(
+            s.controller_manager_args().last().unwrap(),
+            "--feature-gates=PodLevelResources=false,InPlacePodLevelResourcesVerticalScaling=false,PodLevelResourceManagers=false,PodLevelResourcesFixDefaulting=false,PodLevelResourcesFixKubeletQOSClass=false"
+        );
+        // Before 1.35 no gate depends on another; turning a gate on takes nothing along.
+        s.version = KubernetesVersion::V1_34;
+        assert_eq!(s.controller_manager_args(), s.flag_args());
+        s.version = KubernetesVersion::V1_37;
+        s.gate_overrides.insert("PodLevelResources".into(), true);
+        assert_eq!(s.controller_manager_args(), s.flag_args());
+    }
 
     #[test]
     fn behavior_durations_divide_or_explain() {

@@ -369,14 +369,11 @@ pub async fn apply(
     settings: &ClusterSettings,
     gates: &FeatureGates,
 ) -> Result<Duration, String> {
-    restart(
-        client,
-        controller,
-        Some(&settings.flag_args()),
-        settings,
-        gates,
-    )
-    .await
+    let flags = match controller {
+        Controller::KindControllerManager { .. } => settings.controller_manager_args(),
+        Controller::Deployment { .. } => settings.flag_args(),
+    };
+    restart(client, controller, Some(&flags), settings, gates).await
 }
 
 /// Puts `controller` back as it was found (its manifest or args) and waits until it runs
