@@ -387,6 +387,65 @@ pub async fn restore(
     restart(client, controller, None, settings, gates).await
 }
 
+/// How the controller's container last exited, with the last line it logged before (best
+/// effort: `None` when it has not exited or that cannot be read) — why a restart did not come
+/// back, e.g. kube-controller-manager refusing a gate whose dependents are on.
+async fn last_exit(client: &Client, controller: &Controller) -> Option<String> {
+    let (namespace, selector) = match controller {
+        Controller::KindControllerManager { .. } => (
+            "kube-system".to_string(),
+            "component=kube-controller-manager".to_string(),
+        ),
+        Controller::Deployment {
+            namespace, name, ..
+        } => {
+            let d = Api::<Deployment>::namespaced(client.clone(), namespace)
+                .get(name)
+                .await
+                .ok()?;
+            let labels = d.spec.selector.match_labels?;
+            let sel: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            (namespace.clone(), sel.join(","))
+        }
+    };
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &namespace);
+    let list = pods
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .ok()?;
+    for p in list.items {
+        let name = p.metadata.name.clone()?;
+        for c in p
+            .status
+            .and_then(|s| s.container_statuses)
+            .unwrap_or_default()
+        {
+            let Some(t) = c.last_state.and_then(|s| s.terminated) else {
+                continue;
+            };
+            let params = kube::api::LogParams {
+                container: Some(c.name.clone()),
+                previous: true,
+                tail_lines: Some(1),
+                ..Default::default()
+            };
+            let line = pods.logs(&name, &params).await.unwrap_or_default();
+            let line: String = line.trim().chars().take(400).collect();
+            return Some(format!(
+                "pod {name} restarted {} times, last exit code {}{}",
+                c.restart_count,
+                t.exit_code,
+                if line.is_empty() {
+                    String::new()
+                } else {
+                    format!(", its last line: {line}")
+                }
+            ));
+        }
+    }
+    None
+}
+
 /// Restarts `controller` as found with `flags` in place (`None`: as found) and waits until it
 /// runs `settings`.
 async fn restart(
@@ -466,7 +525,7 @@ async fn wait_until_runs(
         }
         if started.elapsed() > READY_WITHIN {
             return Err(format!(
-                "{who} did not come back with {} within {} s (its command line: {}; pods ready: {ready}; lease holder {:?}, before {:?})",
+                "{who} did not come back with {} within {} s (its command line: {}; pods ready: {ready}; lease holder {:?}, before {:?}){}",
                 settings.flag_args().join(" "),
                 READY_WITHIN.as_secs(),
                 match runs {
@@ -475,7 +534,11 @@ async fn wait_until_runs(
                     Err(e) => e,
                 },
                 new_holder,
-                old_holder
+                old_holder,
+                last_exit(client, controller)
+                    .await
+                    .map(|e| format!("; {e}"))
+                    .unwrap_or_default()
             ));
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
