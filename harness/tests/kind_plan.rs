@@ -1,7 +1,8 @@
 //! The kind smoke corpus (`kind-config/smoke.txt`, what CI runs on kind) is what the lane can pose
 //! on the default ×5 cluster with `--reconfigure-controller` (as CI runs it): `--plan-only` runs
 //! every case of it, none skipped; the cases that seed memory shown not to matter are posed from a
-//! fresh start, and the case that needs its own flag runs on the controller reconfigured.
+//! fresh start, and the cases that need their own flag or feature gates run on the controller
+//! reconfigured.
 
 use std::path::PathBuf;
 
@@ -71,19 +72,31 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_rec
         fresh.contains(": without a seeded memory (a running controller cannot be given one)"),
         "{fresh}"
     );
-    // One group besides the cluster's own flags, and its case says so.
+    // Three groups besides the cluster's own flags — a flag and two feature gates — and each
+    // case says so.
     let groups: Vec<&str> = out
         .lines()
         .skip_while(|l| !l.starts_with("settings groups"))
         .skip(1)
         .take_while(|l| l.starts_with("  "))
+        .map(str::trim)
         .collect();
-    assert_eq!(groups.len(), 2, "{out}");
+    assert_eq!(groups.len(), 4, "{out}");
+    for g in [
+        "1  --horizontal-pod-autoscaler-cpu-initialization-period=2s",
+        "1  --feature-gates=PodLevelResources=false",
+        "1  --feature-gates=HPAScaleToZero=false",
+    ] {
+        assert!(groups.contains(&g), "{g}: {groups:?}");
+    }
+    let gated = out
+        .lines()
+        .find(|l| l.contains("pod-level-requests-ignored-with-the-gate-off.yaml"))
+        .unwrap();
     assert!(
-        groups.iter().any(|g| g
-            .trim()
-            .starts_with("1  --horizontal-pod-autoscaler-cpu-initialization-period=2s")),
-        "{groups:?}"
+        gated.contains("on the controller reconfigured with the case's flags --feature-gates=PodLevelResources=false")
+            && gated.contains("the API server keeps the cluster's"),
+        "{gated}"
     );
     let flag = out
         .lines()
