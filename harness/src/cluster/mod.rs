@@ -824,6 +824,7 @@ async fn run_all_async(
         run_opts: run_opts.clone(),
         cluster: opts.settings.clone(),
         margin: opts.margin,
+        parallel: opts.parallel.max(1),
     };
     let outcome = tokio::select! {
         _ = run_groups(groups, cases, known.as_ref(), &shared, opts, &mut results) => Ok(()),
@@ -976,6 +977,30 @@ struct Shared {
     /// The cluster's own settings (the time scale and release).
     cluster: ClusterSettings,
     margin: Duration,
+    /// `--parallel`: the permits there are.
+    parallel: usize,
+}
+
+/// Pods one of `--parallel`'s permits stands for: a case whose workload grows larger takes more
+/// permits, so a few hundred pods do not run beside as many again. Found on kind (2 cores, ×5):
+/// at `--parallel 8` the `ht-scaling-with-rules-*` cases (100–500 pods) saw their first reconcile
+/// 26–72 case seconds late; at 3 they pass.
+const PODS_PER_PERMIT: u32 = 50;
+
+/// The permits a case takes: one per [`PODS_PER_PERMIT`] of the most pods its trace on the core
+/// has, at least one and at most all.
+fn permits_for(case: &Case, run_opts: &RunOptions, parallel: usize) -> u32 {
+    let trace = crate::run::run_case(case, &crate::targets::CoreTarget, run_opts).trace;
+    let peak = trace
+        .iter()
+        .map(|t| t.replicas.max(t.replicas_before))
+        .chain(case.members.iter().map(|m| m.file.workload.replicas))
+        .chain([case.file.workload.replicas])
+        .max()
+        .unwrap_or(1)
+        .max(1) as u32;
+    peak.div_ceil(PODS_PER_PERMIT)
+        .clamp(1, u32::try_from(parallel.max(1)).unwrap_or(u32::MAX))
 }
 
 /// One case in its own namespace, on the controller as it runs now (`posed.flags`).
@@ -989,6 +1014,7 @@ async fn run_one(shared: Shared, written: Case, i: usize, posed: Posed) -> (usiz
         run_opts,
         cluster,
         margin,
+        parallel,
     } = shared;
     let why = posed.posed_why(&cluster);
     let Posed {
@@ -1000,7 +1026,8 @@ async fn run_one(shared: Shared, written: Case, i: usize, posed: Posed) -> (usiz
     } = posed;
     let case = fresh.map_or(written, |(c, _)| c);
     let ns = namespace_for(&case, &run_id);
-    let _permit = permits.acquire_owned().await;
+    let weight = permits_for(truth.as_ref().unwrap_or(&case), &run_opts, parallel);
+    let _permit = permits.acquire_many_owned(weight).await;
     if let Ok(mut p) = progress.lock() {
         p.start(&case.file.name);
     }
@@ -1147,6 +1174,22 @@ mod tests {
         let run = cluster(true).gates;
         assert_eq!(plan::check_controller("c", &args, &flags, &run), Ok(true));
         assert!(plan::check_controller("c", &args, &cluster(true).settings, &run).is_err());
+    }
+
+    #[test]
+    fn a_case_with_more_pods_takes_more_permits_up_to_all() {
+        let small = corpus("algorithm/tolerance-band-no-change.yaml");
+        assert_eq!(permits_for(&small, &opts(), 8), 1);
+        let mut big = corpus("behavior/empty-behavior-differs-from-none.yaml");
+        // 1 → 40 on the core: one permit per 50 pods.
+        assert_eq!(permits_for(&big, &opts(), 8), 1);
+        big.file.workload.replicas = 120;
+        assert_eq!(permits_for(&big, &opts(), 8), 3);
+        assert_eq!(
+            permits_for(&big, &opts(), 2),
+            2,
+            "never more than there are"
+        );
     }
 
     #[test]
