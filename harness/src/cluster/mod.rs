@@ -417,6 +417,11 @@ fn posed_start(
         // Gates other than the cluster's: on the controller reconfigured with the case's.
         Err(e) if e.contains("but the target runs with") => {
             let overrides = gate_overrides(case, &opts.gates);
+            if case.file.expect.rejected.is_some() {
+                return Err(format!(
+                    "{e}: the API server's validation decides it, and the lane reconfigures only the HPA controller's gates"
+                ));
+            }
             if !opts.reconfigure {
                 return Err(format!(
                     "{e}: --reconfigure-controller runs it on the controller reconfigured with {}",
@@ -1174,6 +1179,17 @@ mod tests {
         let run = cluster(true).gates;
         assert_eq!(plan::check_controller("c", &args, &flags, &run), Ok(true));
         assert!(plan::check_controller("c", &args, &cluster(true).settings, &run).is_err());
+        // What the API server's validation decides is not the controller's to change.
+        let mut rejected = case.clone();
+        rejected.file.expect.rejected = Some("minReplicas".into());
+        let [skipped] = plan_all(std::slice::from_ref(&rejected), &cluster(true), &opts())
+            .try_into()
+            .unwrap();
+        let e = skipped.unwrap_err();
+        assert!(
+            e.ends_with("the lane reconfigures only the HPA controller's gates"),
+            "{e}"
+        );
     }
 
     #[test]
