@@ -425,7 +425,7 @@ fn posed_start(
             if !opts.reconfigure {
                 return Err(format!(
                     "{e}: --reconfigure-controller runs it on the controller reconfigured with {}",
-                    gates_words(&overrides)
+                    plan::feature_gates_arg(&overrides)
                 ));
             }
             let flags = ClusterSettings {
@@ -454,11 +454,6 @@ fn gate_overrides(
         .filter(|(name, used)| cluster.get(name).is_ok_and(|v| v != used.value))
         .map(|(name, used)| (name.clone(), used.value))
         .collect()
-}
-
-fn gates_words(gates: &std::collections::BTreeMap<String, bool>) -> String {
-    let list: Vec<String> = gates.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    format!("--feature-gates={}", list.join(","))
 }
 
 /// [`posed_start`] with the case's settings resolved.

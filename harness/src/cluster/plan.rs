@@ -152,14 +152,7 @@ impl ClusterSettings {
     /// `--feature-gates=A=false,…` with the gate overrides, when there are any (merged gate by
     /// gate into the controller's own `--feature-gates`, `reconfigure`).
     fn gates_arg(&self) -> Option<String> {
-        (!self.gate_overrides.is_empty()).then(|| {
-            let gates: Vec<String> = self
-                .gate_overrides
-                .iter()
-                .map(|(n, v)| format!("{n}={v}"))
-                .collect();
-            format!("--feature-gates={}", gates.join(","))
-        })
+        (!self.gate_overrides.is_empty()).then(|| feature_gates_arg(&self.gate_overrides))
     }
 
     /// [`Self::flag_args`] for kube-controller-manager: a gate turned off takes the gates that
@@ -221,6 +214,12 @@ impl ClusterSettings {
         }
         d
     }
+}
+
+/// `--feature-gates=A=false,B=true` with `gates`.
+pub fn feature_gates_arg(gates: &BTreeMap<String, bool>) -> String {
+    let list: Vec<String> = gates.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    format!("--feature-gates={}", list.join(","))
 }
 
 /// The gates of `version` that depend on the HPA gate `gate` (upstream's
