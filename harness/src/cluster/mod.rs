@@ -412,36 +412,40 @@ fn posed_start(
     opts: &ClusterOptions,
     run_opts: &RunOptions,
 ) -> Result<(Posed, hpa_reference::Settings), String> {
-    match resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts) {
-        Ok(settings) => posed_with(case, &settings, opts, run_opts).map(|p| (p, settings)),
-        // Gates other than the cluster's: on the controller reconfigured with the case's.
-        Err(e) if e.contains("but the target runs with") => {
-            let overrides = gate_overrides(case, &opts.gates);
-            if case.file.expect.rejected.is_some() {
-                return Err(format!(
-                    "{e}: the API server's validation decides it, and the lane reconfigures only the HPA controller's gates"
-                ));
-            }
-            if !opts.reconfigure {
-                return Err(format!(
-                    "{e}: --reconfigure-controller runs it on the controller reconfigured with {}",
-                    plan::feature_gates_arg(&overrides)
-                ));
-            }
-            let flags = ClusterSettings {
-                gate_overrides: overrides,
-                ..opts.settings.clone()
-            };
-            let with_gates = ClusterOptions {
-                gates: flags.gates_over(&opts.gates),
-                settings: flags,
-                ..opts.clone()
-            };
-            let settings = resolve_settings(case, GateSupport::Fixed(with_gates.gates), run_opts)?;
-            posed_with(case, &settings, &with_gates, run_opts).map(|p| (p, settings))
-        }
-        Err(e) => Err(e),
+    let overrides = gate_overrides(case, &opts.gates);
+    if overrides.is_empty() {
+        let settings = resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts)?;
+        return posed_with(case, &settings, opts, run_opts).map(|p| (p, settings));
     }
+    // Gates other than the cluster's: on the controller reconfigured with the case's. Resolved
+    // with them first, so a reason that no controller's gates change (a gate the release locks
+    // or lacks) comes first.
+    let flags = ClusterSettings {
+        gate_overrides: overrides,
+        ..opts.settings.clone()
+    };
+    let with_gates = ClusterOptions {
+        gates: flags.gates_over(&opts.gates),
+        settings: flags,
+        ..opts.clone()
+    };
+    let settings = resolve_settings(case, GateSupport::Fixed(with_gates.gates), run_opts)?;
+    if case.file.expect.rejected.is_some() || !opts.reconfigure {
+        let e = resolve_settings(case, GateSupport::Fixed(opts.gates), run_opts)
+            .err()
+            .unwrap_or_default();
+        return Err(if case.file.expect.rejected.is_some() {
+            format!(
+                "{e}: the API server's validation decides it, and the lane reconfigures only the HPA controller's gates"
+            )
+        } else {
+            format!(
+                "{e}: --reconfigure-controller runs it on the controller reconfigured with {}",
+                plan::feature_gates_arg(&with_gates.settings.gate_overrides)
+            )
+        });
+    }
+    posed_with(case, &settings, &with_gates, run_opts).map(|p| (p, settings))
 }
 
 /// The case's declared gates whose values the cluster's controller does not run.
