@@ -59,10 +59,18 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_rec
     );
     assert!(
         out.contains(&format!(
-            "{n} of {n} cases run on the cluster (6 of them posed as the cluster can",
+            "{n} of {n} cases run on the cluster (7 of them posed as the cluster can",
             n = cases.len()
         )),
         "{out}"
+    );
+    let held = out
+        .lines()
+        .find(|l| l.contains("scale-from-zero-above-min-not-clamped-to-min.yaml"))
+        .unwrap();
+    assert!(
+        held.contains("its starting status written with the HPA held until t = 0 (its scale target `web-held-until-t0`"),
+        "{held}"
     );
     let fresh = out
         .lines()

@@ -36,7 +36,9 @@ commit=$(label commit)
 
 # The Job as kind/ renders it, with these cases (an overlay of kind/ whose patch sets the args).
 manifest() {
-  local overlay=target/kind-in-cluster-overlay args
+  # Under .cache (a real folder of the checkout), not target/: in CI target is a link into the
+  # project cache, and kustomize resolves the relative base from the link's far side.
+  local overlay=.cache/kind-in-cluster-overlay args
   mkdir -p "$overlay"
   args=$(kubectl kustomize "$here/kind" | yq_args)
   args=$(jq -c --args '[.[] | select(. != "cases")] + $ARGS.positional' "${cases[@]}" <<<"$args")

@@ -356,22 +356,43 @@ pub async fn patch_hpa(client: &Client, ns: &str, name: &str, patch: &Value) -> 
     Ok(())
 }
 
-/// Replaces the HPA's status (the status subresource), as a controller writes it.
+/// Replaces the HPA's status (the status subresource), as a controller writes it: a field the
+/// given status leaves out is removed (a merge patch would keep what the controller wrote). Gives
+/// the HPA's resourceVersion after the write.
 pub async fn write_hpa_status(
     client: &Client,
     ns: &str,
     name: &str,
     status: &HorizontalPodAutoscalerStatus,
-) -> KubeResult<()> {
+) -> KubeResult<String> {
     let api: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(&json!({"status": status})),
-    )
-    .await
-    .map_err(err("writing the HPA's status"))?;
-    Ok(())
+    let written = api
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": replacing(status)})),
+        )
+        .await
+        .map_err(err("writing the HPA's status"))?;
+    Ok(written.metadata.resource_version.unwrap_or_default())
+}
+
+/// A status as a merge patch that replaces the whole status: its optional fields left out are
+/// `null` (removed).
+fn replacing(status: &HorizontalPodAutoscalerStatus) -> Value {
+    let mut v = serde_json::to_value(status).unwrap_or_else(|_| json!({}));
+    if let Some(o) = v.as_object_mut() {
+        for key in [
+            "conditions",
+            "currentMetrics",
+            "currentReplicas",
+            "lastScaleTime",
+            "observedGeneration",
+        ] {
+            o.entry(key).or_insert(Value::Null);
+        }
+    }
+    v
 }
 
 /// Writes a pod's status (phase, start time, Ready condition).
@@ -485,4 +506,25 @@ pub async fn replacement_controllers(client: &Client) -> Vec<(String, Vec<String
             Some((name, args))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_written_whole_removes_what_it_leaves_out_and_keeps_what_it_sets() {
+        let status: HorizontalPodAutoscalerStatus = serde_json::from_value(json!({
+            "currentReplicas": 3, "desiredReplicas": 3,
+            "conditions": [{"type": "AbleToScale", "status": "True", "reason": "ReadyForNewScale"}]
+        }))
+        .unwrap();
+        let v = replacing(&status);
+        assert_eq!(v["currentReplicas"], json!(3));
+        assert_eq!(v["desiredReplicas"], json!(3));
+        assert_eq!(v["conditions"][0]["reason"], json!("ReadyForNewScale"));
+        for gone in ["currentMetrics", "lastScaleTime", "observedGeneration"] {
+            assert_eq!(v.get(gone), Some(&Value::Null), "{gone}: {v}");
+        }
+    }
 }

@@ -20,7 +20,7 @@ use kube::api::{Api, ListParams};
 use serde_json::Value;
 
 use super::kube as k;
-use super::plan::{ClusterSettings, Plan, scale_behavior};
+use super::plan::{ClusterSettings, Plan, held_target, scale_behavior};
 use crate::case::Case;
 use crate::world::{EPOCH_SECS, World};
 
@@ -644,6 +644,101 @@ async fn prelude_reconciled(
     }
 }
 
+/// A controller's message in the case's terms: the lane's namespace (a name made for the run,
+/// unlike any other text of a message) read as the case's, which upstream's messages name (e.g.
+/// `unable to get metric qps on Deployment test-namespace/some-deployment`).
+fn in_case_terms(message: &str, ns: &str, case: &Case) -> String {
+    let case_ns = case.hpa.metadata.namespace.as_deref().unwrap_or("default");
+    message.replace(ns, case_ns)
+}
+
+/// Waits until the controller has reconciled the held HPA (`plan::starting_status`) since the
+/// lane's write that gave it resourceVersion `after` (any reconcile, with `None`): its status says
+/// `AbleToScale=False` with the held target's `FailedGetScale`. When it did (wall microseconds,
+/// less the lane's latency in seeing it).
+async fn held_reconciled(
+    lane: &Lane<'_>,
+    hpa: &str,
+    target: &str,
+    after: Option<&str>,
+    deadline: i64,
+) -> Result<i64, String> {
+    let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(lane.client.clone(), &lane.namespace);
+    let held = held_target(target);
+    loop {
+        let h = hpas
+            .get(hpa)
+            .await
+            .map_err(|e| format!("reading the HPA {hpa}: {e}"))?;
+        let failed = h
+            .status
+            .iter()
+            .flat_map(|s| s.conditions.iter().flatten())
+            .any(|c| {
+                c.type_ == "AbleToScale"
+                    && c.status == "False"
+                    && c.message.as_deref().is_some_and(|m| m.contains(&held))
+            });
+        let now = wall_micros();
+        if failed && h.metadata.resource_version.as_deref() != after {
+            return Ok(now - SEEN_AFTER.as_micros() as i64);
+        }
+        if now > deadline {
+            return Err(format!(
+                "the controller did not reconcile the held HPA {hpa} (scale target {held}, which does not exist) within two sync periods"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Poses the starting status of a held HPA (`plan::starting_status`, the case's own, `members[0]`)
+/// on a release that reconciles a new HPA at once: the HPA was just created with a scale target
+/// that does not exist, so the controller's reconcile at once, and each a sync period later, fails
+/// at the scale and changes nothing but the status's `AbleToScale` (and records nothing in its
+/// memory: upstream gets the scale before its initial recommendation). The lane sees the first,
+/// writes the case's status and sees the next one overwrite it (the reconciles' times so learned),
+/// takes the reconcile one period after that as t = 0 — mirroring the pods and serving t = 0's
+/// answers on that clock before it — and writes the case's status again right after it: the loop's
+/// first round then sets the real target, a spec change reconciled at once, which reads that status
+/// as the virtual-time runner's first tick does. The clock.
+async fn held(
+    lane: &Lane<'_>,
+    members: &mut [Member<'_>],
+    reals: &[Vec<Pod>],
+    written: &mut BTreeMap<String, Value>,
+    unregistered: &BTreeSet<StubApi>,
+    last_doc: &mut ControlDocument,
+) -> Result<Clock, String> {
+    let (c, ns) = (lane.client, lane.namespace.as_str());
+    let scale = lane.settings.time_scale.max(1);
+    let period = lane.settings.sync_period.as_micros() as i64;
+    let (hpa, target) = (members[0].hpa_name.clone(), members[0].target.clone());
+    let status = members[0].plan.hpa.status.clone().unwrap_or_default();
+    let first = held_reconciled(lane, &hpa, &target, None, wall_micros() + 2 * period).await?;
+    let provisional = Clock::new(first + 2 * period, scale);
+    let rv = k::write_hpa_status(c, ns, &hpa, &real_status_of_hpa(&status, &provisional)).await?;
+    let second = held_reconciled(lane, &hpa, &target, Some(&rv), first + 3 * period).await?;
+    let clock = Clock::new(second + period, scale);
+    let mut apis = MetricsApis::default();
+    let mut stray = Vec::new();
+    for (m, real) in members.iter_mut().zip(reals) {
+        let (a, s) = m.mirror(lane, 0, real, &clock, written).await?;
+        merge_metrics(&mut apis, a);
+        stray.extend(s);
+    }
+    let doc = stub_doc(&apis, &reals.concat(), &stray, unregistered);
+    if doc != *last_doc {
+        lane.stub.put(ns, &doc).await?;
+        *last_doc = doc;
+    }
+    let status = real_status_of_hpa(&status, &clock);
+    let rv = k::write_hpa_status(c, ns, &hpa, &status).await?;
+    held_reconciled(lane, &hpa, &target, Some(&rv), second + 3 * period).await?;
+    k::write_hpa_status(c, ns, &hpa, &status).await?;
+    Ok(clock)
+}
+
 /// Runs the case: sets it up, advances its world on the wall clock while sampling what the
 /// controller does, and tears it down; what was seen of the case's HPA, then of each HPA
 /// alongside (all in the lane's namespace, under one controller). An error is a problem of the
@@ -767,18 +862,43 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
         tokio::time::sleep(Duration::from_micros(wait as u64)).await;
     }
     for m in &members {
-        k::create_hpa(c, ns, &m.plan.hpa).await?;
+        let mut hpa = m.plan.hpa.clone();
+        if m.plan.held {
+            hpa.spec.scale_target_ref.name = held_target(&m.target);
+        }
+        k::create_hpa(c, ns, &hpa).await?;
     }
     // The status the case starts from (conditions, lastScaleTime, counts: what the controller
     // had written before t = 0) goes in through the status subresource right after the create,
     // which drops it: the controller's first reconcile, one sync period later, reads it there as
     // the virtual-time runner's first tick does (the planner skips a case where that cannot be so).
-    for m in &members {
+    // A held HPA's goes in between its failing reconciles, and t = 0 follows them (`held`).
+    for m in members.iter().filter(|m| !m.plan.held) {
         if let Some(status) = &m.plan.hpa.status {
             let status = real_status_of_hpa(status, &clock);
             k::write_hpa_status(c, ns, &m.hpa_name, &status).await?;
         }
     }
+    if plan.held {
+        clock = held(
+            lane,
+            &mut members,
+            &reals,
+            &mut written,
+            &unregistered,
+            &mut last_doc,
+        )
+        .await?;
+    }
+    // The held HPA's real target, set in the loop's first round (after t = 0's answers): a spec
+    // change the release reconciles at once.
+    let held_name = plan.held.then(|| held_target(&members[0].target));
+    let mut release = plan.held.then(|| {
+        (
+            members[0].hpa_name.clone(),
+            serde_json::json!({"spec": {"scaleTargetRef": {"name": members[0].target}}}),
+        )
+    });
 
     if plan.prelude.is_some() {
         clock = prelude_reconciled(lane, &members[0].hpa_name, t0, &mut last_doc).await?;
@@ -860,6 +980,10 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
             }
             // Spec patches after the answers of their tick: a release that reconciles a patch at
             // once (1.37, `cluster::patch`) decides with the world the tick will have.
+            if let Some((name, p)) = &release {
+                k::patch_hpa(c, ns, name, p).await?;
+                release = None;
+            }
             for (name, p) in patches {
                 k::patch_hpa(c, ns, &name, &p).await?;
             }
@@ -868,10 +992,18 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
                     .get(&m.hpa_name)
                     .await
                     .map_err(|e| format!("reading the HPA {}: {e}", m.hpa_name))?;
+                let mut status = case_status(&hpa.status.unwrap_or_default(), &clock);
+                for c in status.conditions.iter_mut().flatten() {
+                    c.message = c.message.as_deref().map(|t| in_case_terms(t, ns, m.case));
+                }
+                if m.plan.held {
+                    // The patch that set the real target is one generation the case never made.
+                    status.observed_generation = status.observed_generation.map(|g| g - 1);
+                }
                 m.observed.samples.push(Sample {
                     t: clock.now(),
                     replicas,
-                    status: case_status(&hpa.status.unwrap_or_default(), &clock),
+                    status,
                     pods: m.world.pod_counts(ti),
                 });
             }
@@ -895,6 +1027,15 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
                     {
                         continue;
                     }
+                    // A held HPA's failing reconciles before t = 0 (their message names the
+                    // target that does not exist).
+                    if let Some(held) = &held_name
+                        && e.message
+                            .as_deref()
+                            .is_some_and(|m| m.contains(held.as_str()))
+                    {
+                        continue;
+                    }
                     let uid = e.metadata.uid.clone().unwrap_or_default();
                     let count = e.count.unwrap_or(1).max(1);
                     let before = seen_counts.insert(uid, count).unwrap_or(0);
@@ -904,10 +1045,12 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
                     else {
                         continue;
                     };
+                    let mut event = event_of(e);
+                    event.message = in_case_terms(&event.message, ns, m.case);
                     for _ in before..count {
                         m.observed.events.push(Occurrence {
                             t,
-                            event: event_of(e),
+                            event: event.clone(),
                         });
                     }
                 }
@@ -935,6 +1078,27 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_naming_the_lanes_namespace_reads_the_cases() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../cases/controller/ht-condition-failed-get-metrics-failed-get-object-metric.yaml",
+        );
+        let case = crate::case::load_case(&path).unwrap();
+        let ns = "hpa-ht-condition-failed-get-metrics-fa-0d525e-e58b9";
+        assert_eq!(
+            in_case_terms(
+                &format!("unable to get metric qps on Deployment {ns}/some-deployment: boom"),
+                ns,
+                &case
+            ),
+            "unable to get metric qps on Deployment test-namespace/some-deployment: boom"
+        );
+        assert_eq!(
+            in_case_terms("no namespace here", ns, &case),
+            "no namespace here"
+        );
+    }
 
     #[test]
     fn clock_maps_world_time_to_cluster_time_and_back() {

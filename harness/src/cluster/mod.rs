@@ -345,6 +345,13 @@ impl Posed {
                     .into(),
             );
         }
+        if self.plan.held {
+            parts.push(format!(
+                "its starting status written with the HPA held until t = 0 (its scale target `{}` until then, which does not exist: Kubernetes {} reconciles a new HPA at once)",
+                plan::held_target(&self.plan.hpa.spec.scale_target_ref.name),
+                cluster.version
+            ));
+        }
         if let Some((_, why)) = &self.fresh {
             parts.push(why.clone());
         }
@@ -573,6 +580,17 @@ fn pose(
             flags,
             at_once: None,
         }),
+        Err(e) if what.status && case.members.iter().all(|m| m.hpa.status.is_none()) => {
+            // The case's own starting status, written with the HPA held until t = 0
+            // (`plan::starting_status`).
+            let held = seed::Unposable {
+                status: false,
+                ..what
+            };
+            // (A seeded memory that matters goes on to a prelude there, which writes the status.)
+            pose(case, settings, held, flags, opts, run_opts)
+                .map_err(|h| format!("{e}; with its starting status held until t = 0: {h}"))
+        }
         Err(e) if what.memory || what.status => {
             with_prelude(case, what, flags, opts, run_opts).map_err(|p| format!("{e}; {p}"))
         }
@@ -594,7 +612,10 @@ fn with_prelude(
         status: true,
         ..what
     };
-    let fresh = seed::fresh(case, what, &opts.settings);
+    let mut fresh = seed::fresh(case, what, &opts.settings);
+    // The prelude writes the status the case starts from.
+    fresh.hpa.status = None;
+    fresh.file.hpa.status = None;
     let settings = resolve_settings(&fresh, GateSupport::Fixed(opts.gates), run_opts)?;
     let versioned = crate::case::versions::at_version(&fresh, run_opts.version)?;
     let p = prelude::prelude(&versioned, &settings)

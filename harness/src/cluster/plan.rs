@@ -382,6 +382,17 @@ pub struct Plan {
     /// When the case is posed with a prelude ([`super::prelude`]): how long before t = 0 the
     /// controller first reconciles the HPA, in case seconds.
     pub prelude: Option<u32>,
+    /// Whether the HPA is held until t = 0 to pose its starting status on a release that
+    /// reconciles a new HPA at once ([`starting_status`]): created with [`held_target`] as its
+    /// scale target, which the lane patches to the real one at t = 0.
+    pub held: bool,
+}
+
+/// The name a held HPA's scale target has until t = 0: a workload that does not exist, so each
+/// reconcile before then fails at the scale (`FailedGetScale`, its message naming this name) and
+/// leaves the controller's memory as it was.
+pub fn held_target(target: &str) -> String {
+    format!("{target}-held-until-t0")
 }
 
 /// The scale targets the lane can create.
@@ -398,22 +409,21 @@ pub enum WorkloadKind {
     StatefulSet,
 }
 
-/// The starting state a cluster cannot pose: the lane writes a seeded `hpa.status` through the
-/// status subresource after creating the HPA, before the controller's first reconcile one sync
-/// period later (kube-controller-manager and the reference queue a new HPA with that delay), so
-/// a status is posable exactly when the API server stores it — it refuses negative counts
-/// (`ValidateHorizontalPodAutoscalerStatusUpdate`).
-fn unposable_status(case: &Case, cluster: &ClusterSettings) -> Result<(), String> {
+/// How the lane poses a starting `hpa.status`, or why a cluster cannot: the lane writes it through
+/// the status subresource after creating the HPA, before the controller's first reconcile one sync
+/// period later (kube-controller-manager and the reference queue a new HPA with that delay), so a
+/// status is posable exactly when the API server stores it — it refuses negative counts
+/// (`ValidateHorizontalPodAutoscalerStatusUpdate`). A release that reconciles a new HPA at once
+/// (1.37, #138294) would decide before that write: there the case's own HPA is *held* — created
+/// with a scale target that does not exist (its reconciles fail at the scale and change nothing
+/// but the status), its status written after such a reconcile, and its real target set by a spec
+/// patch at t = 0, which that release reconciles at once (`cluster::lane`). `Ok(true)`: held.
+/// An HPA alongside (`member`) is not held: its status stays unposable on such a release.
+fn starting_status(case: &Case, cluster: &ClusterSettings, member: bool) -> Result<bool, String> {
     let Some(status) = &case.hpa.status else {
-        return Ok(());
+        return Ok(false);
     };
     let name = case.hpa.metadata.name.as_deref().unwrap_or_default();
-    if cluster.version.changes().new_hpa_reconciled_at_once {
-        return Err(format!(
-            "starts HPA {name} from a status, which the lane writes after creating the HPA; Kubernetes {} reconciles a new HPA at once (#138294), before that write: a starting state such a cluster cannot pose",
-            cluster.version
-        ));
-    }
     for (field, value) in [
         ("currentReplicas", status.current_replicas.unwrap_or(0)),
         ("desiredReplicas", status.desired_replicas),
@@ -424,7 +434,16 @@ fn unposable_status(case: &Case, cluster: &ClusterSettings) -> Result<(), String
             ));
         }
     }
-    Ok(())
+    if !cluster.version.changes().new_hpa_reconciled_at_once {
+        return Ok(false);
+    }
+    if member {
+        return Err(format!(
+            "starts HPA {name} (alongside) from a status, which the lane writes after creating the HPA; Kubernetes {} reconciles a new HPA at once (#138294), before that write, and the lane holds only the case's own HPA until t = 0",
+            cluster.version
+        ));
+    }
+    Ok(true)
 }
 
 /// Why a case cannot run on a cluster, or the plan to run it. The controller flags it needs are
@@ -440,13 +459,15 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             kind: WorkloadKind::Deployment,
             members: Vec::new(),
             prelude: None,
+            held: false,
         });
     }
     if f.memory.is_some() {
         return Err("the case seeds the controller's memory, which a running kube-controller-manager cannot be given".into());
     }
-    for c in std::iter::once(case).chain(&case.members) {
-        unposable_status(c, cluster)?;
+    let held = starting_status(case, cluster, false)?;
+    for m in &case.members {
+        starting_status(m, cluster, true)?;
     }
     if let Some(x) = f.expect.at.iter().find(|x| x.memory.is_some()) {
         return Err(format!(
@@ -573,6 +594,7 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
         kind,
         members,
         prelude: None,
+        held,
     })
 }
 
@@ -1058,25 +1080,44 @@ mod tests {
     }
 
     #[test]
-    fn a_seeded_status_is_posed_unless_the_api_server_refuses_it() {
+    fn a_seeded_status_is_posed_held_until_t0_where_a_new_hpa_is_reconciled_at_once() {
         let (mut case, settings) =
             corpus_case("lifecycle/scale-from-zero-above-min-not-clamped-to-min.yaml");
         let mut cluster = ClusterSettings::defaults_scaled(1);
-        // 1.37 reconciles a new HPA at once, before the lane could write its status.
-        let e = plan(&case, &settings, &cluster).unwrap_err();
-        assert!(e.contains("reconciles a new HPA at once"), "{e}");
+        // 1.37 reconciles a new HPA at once, before the lane could write its status: the HPA is
+        // held (a scale target that does not exist) until t = 0.
+        let p = plan(&case, &settings, &cluster).unwrap();
+        assert!(p.held);
+        assert_eq!(held_target("web"), "web-held-until-t0");
+        // An HPA alongside is not held: its status stays unposable there.
+        let mut member = case.clone();
+        member.hpa.metadata.name = Some("other".into());
+        case.members.push(member);
+        let e = starting_status(&case.members[0], &cluster, true).unwrap_err();
+        assert!(
+            e.contains("starts HPA other (alongside) from a status")
+                && e.contains("reconciles a new HPA at once"),
+            "{e}"
+        );
+        case.members.clear();
         cluster.version = hpa_reference::KubernetesVersion::V1_36;
         assert!(case.hpa.status.is_some());
-        assert!(plan(&case, &settings, &cluster).is_ok());
+        assert!(!plan(&case, &settings, &cluster).unwrap().held);
         if let Some(s) = case.hpa.status.as_mut() {
             s.desired_replicas = -1;
         }
-        let e = plan(&case, &settings, &cluster).unwrap_err();
-        assert!(
-            e.contains("starts HPA web from status.desiredReplicas -1")
-                && e.contains("a starting state a cluster cannot pose"),
-            "{e}"
-        );
+        for version in [
+            hpa_reference::KubernetesVersion::V1_36,
+            hpa_reference::KubernetesVersion::V1_37,
+        ] {
+            cluster.version = version;
+            let e = plan(&case, &settings, &cluster).unwrap_err();
+            assert!(
+                e.contains("starts HPA web from status.desiredReplicas -1")
+                    && e.contains("a starting state a cluster cannot pose"),
+                "{e}"
+            );
+        }
     }
 
     /// A corpus case (path under `cases/`) and the settings it runs with.

@@ -35,7 +35,8 @@ pub struct Unposable {
     /// The controller's seeded memory (any HPA of the case).
     pub memory: bool,
     /// A starting `status` (any HPA of the case), on a release that reconciles a new HPA before
-    /// the lane can write it.
+    /// the lane can write it after the create (where it matters, the case's own HPA may still be
+    /// held until t = 0: `plan::starting_status`).
     pub status: bool,
     /// Scale-up limit constants other than upstream's (`scaleUpLimitFactor`/`Minimum`: no
     /// controller flag sets them; kube-controller-manager hard-codes 2 and 4).
