@@ -579,6 +579,19 @@ async fn end_pods_at_start(
     Ok(real)
 }
 
+/// Whether `hpa`'s status has the condition `type_` False with a message containing `text`: how
+/// the lane sees a reconcile it provoked before t = 0 (a prelude's failing one, a held HPA's).
+fn false_with(hpa: &HorizontalPodAutoscaler, type_: &str, text: &str) -> bool {
+    hpa.status
+        .iter()
+        .flat_map(|s| s.conditions.iter().flatten())
+        .any(|c| {
+            c.type_ == type_
+                && c.status == "False"
+                && c.message.as_deref().is_some_and(|m| m.contains(text))
+        })
+}
+
 /// How long after a reconcile the lane may see the status it wrote: its polling interval and the
 /// write's latency (the re-anchored t = 0 is set this much before the seen write, so that the
 /// controller's reconcile at t = 0 falls just after it, as without a prelude).
@@ -616,17 +629,7 @@ async fn prelude_reconciled(
             .get(hpa)
             .await
             .map_err(|e| format!("reading the HPA {hpa}: {e}"))?;
-        let failed = h
-            .status
-            .iter()
-            .flat_map(|s| s.conditions.iter().flatten())
-            .any(|c| {
-                c.type_ == "ScalingActive"
-                    && c.status == "False"
-                    && c.message
-                        .as_deref()
-                        .is_some_and(|m| m.contains(super::prelude::FAILING))
-            });
+        let failed = false_with(&h, "ScalingActive", super::prelude::FAILING);
         let now = wall_micros();
         if failed {
             let reconciled = now - SEEN_AFTER.as_micros() as i64;
@@ -670,15 +673,7 @@ async fn held_reconciled(
             .get(hpa)
             .await
             .map_err(|e| format!("reading the HPA {hpa}: {e}"))?;
-        let failed = h
-            .status
-            .iter()
-            .flat_map(|s| s.conditions.iter().flatten())
-            .any(|c| {
-                c.type_ == "AbleToScale"
-                    && c.status == "False"
-                    && c.message.as_deref().is_some_and(|m| m.contains(&held))
-            });
+        let failed = false_with(&h, "AbleToScale", &held);
         let now = wall_micros();
         if failed && h.metadata.resource_version.as_deref() != after {
             return Ok(now - SEEN_AFTER.as_micros() as i64);
