@@ -64,18 +64,12 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_rec
         )),
         "{out}"
     );
-    let held = out
-        .lines()
-        .find(|l| l.contains("scale-from-zero-above-min-not-clamped-to-min.yaml"))
-        .unwrap();
+    let held = line_of(&out, "scale-from-zero-above-min-not-clamped-to-min.yaml");
     assert!(
         held.contains("its starting status written with the HPA held until t = 0 (its scale target `web-held-until-t0`"),
         "{held}"
     );
-    let fresh = out
-        .lines()
-        .find(|l| l.contains("direction-reversal-no-scale.yaml"))
-        .unwrap();
+    let fresh = line_of(&out, "direction-reversal-no-scale.yaml");
     assert!(
         fresh.contains(": without a seeded memory (a running controller cannot be given one)"),
         "{fresh}"
@@ -128,7 +122,7 @@ fn without_reconfiguring_a_flag_that_matters_is_a_skip_that_says_how_to_run_it()
         case("calculator/rc-calculate-requests-container-sum-fallback.yaml"),
     ]);
     assert_eq!(code, 0, "{out}");
-    let line = |name: &str| out.lines().find(|l| l.contains(name)).unwrap().to_string();
+    let line = |name: &str| line_of(&out, name);
     let flag = line("docs-cpu-initialization-period-flag.yaml");
     assert!(flag.starts_with("skip"), "{flag}");
     assert!(
@@ -159,7 +153,7 @@ fn a_seed_that_matters_is_posed_with_a_prelude_or_skipped_with_both_reasons() {
         case("regressions/regression-99394-missing-metric-no-scale-down.yaml"),
     ]);
     assert_eq!(code, 0, "{out}");
-    let line = |name: &str| out.lines().find(|l| l.contains(name)).unwrap().to_string();
+    let line = |name: &str| line_of(&out, name);
     let prelude = line("tolerance-band-just-outside.yaml");
     assert!(
         prelude.starts_with("run")
@@ -195,7 +189,7 @@ fn memory_expectations_patches_at_once_and_real_time_cases_are_planned_as_a_clus
     args.extend(files.iter().cloned());
     let (code, out) = plan_only(&args);
     assert_eq!(code, 0, "{out}");
-    let line = |out: &str, name: &str| out.lines().find(|l| l.contains(name)).unwrap().to_string();
+    let line = line_of;
     let memory = line(
         &out,
         "ht-normalize-desired-replicas-with-behavior-empty-down.yaml",
@@ -242,4 +236,12 @@ fn memory_expectations_patches_at_once_and_real_time_cases_are_planned_as_a_clus
             && real.contains("--reconfigure-controller runs it at real time"),
         "{real}"
     );
+}
+
+/// The first line of `out` that names `name` (a case file).
+fn line_of(out: &str, name: &str) -> String {
+    out.lines()
+        .find(|l| l.contains(name))
+        .unwrap_or_else(|| panic!("no line names {name}:\n{out}"))
+        .to_string()
 }
