@@ -144,12 +144,7 @@ wait_controller() {
 leader_pid() {
   case $1 in
     kcm) "$DOCKER" exec "$node" sh -c 'for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = kube-controller ] && echo ${p#/proc/}; done; true' | head -1 ;;
-    reference)
-      # The holder's pod, found by its UID in the process's cgroup path (pod<uid>, with - or _).
-      local holder uid
-      holder=$(kubectl -n hpa-reference get lease hpa-reference -o jsonpath='{.spec.holderIdentity}')
-      uid=$(kubectl -n hpa-reference get pod "${holder%_*}" -o jsonpath='{.metadata.uid}')
-      "$DOCKER" exec "$node" sh -c "for p in /proc/[0-9]*; do [ \"\$(cat \$p/comm 2>/dev/null)\" = hpa-reference ] && grep -q -e 'pod$uid' -e 'pod${uid//-/_}' \$p/cgroup && echo \${p#/proc/}; done; true" | head -1 ;;
+    reference) reference_leader_pid "$node" ;;
   esac
 }
 switch_to_reference() {

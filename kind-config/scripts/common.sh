@@ -106,6 +106,14 @@ use_cluster() {
 # Switches kube-controller-manager's HPA controller off on the kind node $1 (its static pod
 # manifest edited: `--controllers=…,-horizontal-pod-autoscaler-controller`) and waits until KCM
 # runs again without it — so that another HPA controller can take its place.
+# The pid, in kind node $1, of the deployed reference controller's process that holds its Lease:
+# the holder's pod, found by its UID in the process's cgroup path (pod<uid>, with - or _).
+reference_leader_pid() {
+  local holder uid
+  holder=$(kubectl -n hpa-reference get lease hpa-reference -o jsonpath='{.spec.holderIdentity}')
+  uid=$(kubectl -n hpa-reference get pod "${holder%_*}" -o jsonpath='{.metadata.uid}')
+  "$DOCKER" exec "$1" sh -c "for p in /proc/[0-9]*; do [ \"\$(cat \$p/comm 2>/dev/null)\" = hpa-reference ] && grep -q -e 'pod$uid' -e 'pod${uid//-/_}' \$p/cgroup && echo \${p#/proc/}; done; true" | head -1
+}
 kcm_hpa_off() {
   local node=$1 manifest=/etc/kubernetes/manifests/kube-controller-manager.yaml args= ready=
   "$DOCKER" exec "$node" grep -q -- '--controllers=\*,bootstrapsigner,tokencleaner$' "$manifest" \

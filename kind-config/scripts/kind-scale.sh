@@ -10,7 +10,12 @@
 #  3. KCM's HPA controller switched off (its static pod manifest edited in the node), the reference
 #     controller deployed (kind-config/reference, 2 replicas, leader election), the same measurement
 #     of its leader, and of KCM without its HPA controller (the baseline of its other controllers);
-#  4. the table, also in target/kind-scale/. The cluster is deleted afterwards (KEEP=1 keeps it).
+#  4. a failover under the load (FAILOVER=0 skips it): the reference's Lease holder SIGKILLed in
+#     the node; the time until the standby holds the Lease and until every HPA has been reconciled
+#     again, and what rescaled (SuccessfulRescale events, Deployments, HPA statuses: 0 expected,
+#     the load is steady);
+#  5. the table (with the API server's requests/s by verb and resource in each window), also in
+#     target/kind-scale/. The cluster is deleted afterwards (KEEP=1 keeps it).
 # 5,000 HPAs: `just bench kind-scale 5000` (setup ~5× longer; the node's pod count grows to 50,000).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -57,4 +62,17 @@ log "deploying the reference controller"
 log "measuring the reference controller"
 measure hpa-reference hpa-reference reference
 
-"$bin" kind-scale table "$out/kcm.json" "$out/reference.json" | tee "$out/table.txt"
+failover=()
+if [ "${FAILOVER:-1}" = 1 ]; then
+  holder=$(kubectl -n hpa-reference get lease hpa-reference -o jsonpath='{.spec.holderIdentity}')
+  pid=$(reference_leader_pid "$node")
+  [ -n "$pid" ] || die "no hpa-reference process holding the Lease ($holder)"
+  log "failover: SIGKILL of the Lease holder $holder (pid $pid in the node)"
+  killed=$(date +%s%3N)
+  "$DOCKER" exec "$node" kill -KILL "$pid"
+  "$bin" kind-scale --kubeconfig "$KUBECONFIG" --hpas "$hpas" failover --killed-ms "$killed" \
+    --old-holder "$holder" >"$out/failover.json"
+  failover=(--failover "$out/failover.json")
+fi
+
+"$bin" kind-scale table "$out/kcm.json" "$out/reference.json" "${failover[@]}" | tee "$out/table.txt"

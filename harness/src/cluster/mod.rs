@@ -32,6 +32,7 @@ pub mod prelude;
 pub mod progress;
 pub mod rbac;
 pub mod reconfigure;
+pub mod requests;
 pub mod safety;
 pub mod scale;
 pub mod seed;

@@ -21,6 +21,7 @@ use serde_json::json;
 
 use super::kube as k;
 use super::plan::WorkloadKind;
+use super::requests;
 use super::stub::StubControl;
 use hpa_reference::metrics_api::{ListAnswer, MetricsApis, PodValue};
 
@@ -398,6 +399,14 @@ pub struct Figures {
     /// kube-controller-manager's CPU seconds in the same window (its other controllers: the
     /// baseline when the HPA controller under test is not KCM's).
     pub kcm_cpu_seconds: f64,
+    /// The API server's requests per second in the window, by verb and resource (every client:
+    /// the load and the cluster's own components are the same in both windows).
+    #[serde(default)]
+    pub requests: requests::Counts,
+    /// The metrics APIs' requests per second in the window, as the stub counted them (the API
+    /// server's counters leave out what its aggregator proxies).
+    #[serde(default)]
+    pub metrics_requests: f64,
 }
 
 /// What and how long to measure.
@@ -442,6 +451,7 @@ pub async fn measure(client: &Client, probe: &Probe, hpas: usize) -> Result<Figu
     let kcm = "kube-controller";
     let before = processes(node, comm)?;
     let kcm_before = processes(node, kcm)?;
+    let requests_before = requests::read(client).await?;
     let from = now_ms();
     eprintln!("kind-scale: {controller}: measuring {} s", window.as_secs());
     let mut left = window;
@@ -453,6 +463,7 @@ pub async fn measure(client: &Client, probe: &Probe, hpas: usize) -> Result<Figu
             eprintln!("kind-scale: heartbeat: {e}");
         }
     }
+    let requests_after = requests::read(client).await?;
     let to = now_ms();
     let after = processes(node, comm)?;
     let kcm_after = processes(node, kcm)?;
@@ -476,7 +487,153 @@ pub async fn measure(client: &Client, probe: &Probe, hpas: usize) -> Result<Figu
         lateness: lateness(&times, hpas, from, to, period),
         processes: procs,
         kcm_cpu_seconds: kcm_after.iter().map(|a| cpu(&kcm_before, a)).sum(),
+        requests: requests::rates(
+            &requests_before,
+            &requests_after,
+            (to - from) as f64 / 1000.0,
+        ),
+        metrics_requests: times
+            .namespaces
+            .values()
+            .map(|t| t.iter().filter(|t| (from..=to).contains(*t)).count())
+            .sum::<usize>() as f64
+            / ((to - from) as f64 / 1000.0),
     })
+}
+
+/// What a failover of the reference controller under the load did (`kind-scale failover`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failover {
+    /// The Lease holder that was killed, and the one that took over.
+    pub old_holder: String,
+    /// The new holder.
+    pub new_holder: String,
+    /// From the kill until the Lease named another holder (its `acquireTime` when it has one,
+    /// else when the poll saw it), seconds.
+    pub takeover: f64,
+    /// From the kill until every HPA had been reconciled again (the last HPA's first metric
+    /// request after the kill), seconds.
+    pub all_reconciled: f64,
+    /// HPAs.
+    pub hpas: usize,
+    /// `SuccessfulRescale` events in the benchmark's namespaces (the load is steady: 0 expected).
+    pub rescale_events: usize,
+    /// Deployments whose replicas are not the load's pod count (0 expected).
+    pub replicas_changed: usize,
+    /// HPAs whose status desires another count than the load's (0 expected).
+    pub desired_changed: usize,
+}
+
+/// After the script killed the Lease holder `old_holder` at `killed_ms` (Unix ms): waits for the
+/// takeover and for every HPA's next reconcile, then counts what rescaled.
+pub async fn failover(
+    client: &Client,
+    hpas: usize,
+    pods: i32,
+    lease: (&str, &str),
+    old_holder: &str,
+    killed_ms: i64,
+    timeout: Duration,
+) -> Result<Failover, String> {
+    use k8s_openapi::api::coordination::v1::Lease;
+    let leases: Api<Lease> = Api::namespaced(client.clone(), lease.0);
+    let started = Instant::now();
+    let now_ms = || k8s_openapi::jiff::Timestamp::now().as_millisecond();
+    let (new_holder, takeover) = loop {
+        let l = leases.get(lease.1).await.map_err(|e| e.to_string())?;
+        let spec = l.spec.unwrap_or_default();
+        match spec.holder_identity {
+            Some(h) if !h.is_empty() && h != old_holder => {
+                let at = spec
+                    .acquire_time
+                    .map_or_else(now_ms, |t| t.0.as_millisecond());
+                break (h, (at - killed_ms) as f64 / 1000.0);
+            }
+            _ => {}
+        }
+        if started.elapsed() > timeout {
+            return Err(format!(
+                "no new holder of {}/{} within {} s",
+                lease.0,
+                lease.1,
+                timeout.as_secs()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    eprintln!(
+        "kind-scale: failover: {new_holder} holds the Lease ({takeover:.1} s after the kill)"
+    );
+    let stub = StubControl::connect(client).await?;
+    wait_all_reconciled(&stub, hpas, killed_ms, timeout).await?;
+    let times = stub.request_times().await?;
+    let last_first = (0..hpas)
+        .filter_map(|i| {
+            times
+                .namespaces
+                .get(&namespace(i))
+                .and_then(|t| t.iter().copied().find(|t| *t > killed_ms))
+        })
+        .max()
+        .unwrap_or(killed_ms);
+    let ours = |ns: Option<&String>| {
+        ns.and_then(|ns| ns.strip_prefix("hpa-scale-"))
+            .and_then(|i| i.parse::<usize>().ok())
+            .is_some_and(|i| i < hpas)
+    };
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::all(client.clone());
+    let rescale_events = events
+        .list(&ListParams::default().fields("reason=SuccessfulRescale"))
+        .await
+        .map_err(|e| e.to_string())?
+        .items
+        .iter()
+        .filter(|e| ours(e.metadata.namespace.as_ref()))
+        .count();
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> = Api::all(client.clone());
+    let replicas_changed = deployments
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| e.to_string())?
+        .items
+        .iter()
+        .filter(|d| ours(d.metadata.namespace.as_ref()))
+        .filter(|d| d.spec.replicas != Some(pods))
+        .count();
+    let all_hpas: Api<HorizontalPodAutoscaler> = Api::all(client.clone());
+    let desired_changed = all_hpas
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| e.to_string())?
+        .items
+        .iter()
+        .filter(|h| ours(h.metadata.namespace.as_ref()))
+        .filter(|h| h.status.as_ref().map(|s| s.desired_replicas) != Some(pods))
+        .count();
+    Ok(Failover {
+        old_holder: old_holder.to_string(),
+        new_holder,
+        takeover,
+        all_reconciled: (last_first - killed_ms) as f64 / 1000.0,
+        hpas,
+        rescale_events,
+        replicas_changed,
+        desired_changed,
+    })
+}
+
+/// The failover's lines under the table.
+pub fn failover_lines(f: &Failover) -> String {
+    format!(
+        "failover (the leader SIGKILLed, {} HPAs): a new process ({}) held the Lease {:.1} s after the kill; every HPA reconciled again {:.1} s after it\n  SuccessfulRescale events {}, Deployments not at their count {}, HPAs desiring another count {} (0 expected each: the load is steady)\n",
+        f.hpas,
+        f.new_holder,
+        f.takeover,
+        f.all_reconciled,
+        f.rescale_events,
+        f.replicas_changed,
+        f.desired_changed
+    )
 }
 
 /// The comparison table of two runs (`kcm` with kube-controller-manager's HPA controller,
@@ -530,6 +687,42 @@ pub fn table(kcm: &Figures, reference: &Figures) -> String {
         if hpa_share > 0.0 { r_cpu / hpa_share } else { f64::NAN },
         r_rss as f64 / k_rss as f64,
     ));
+    out.push_str(&requests_table(&kcm.requests, &reference.requests));
+    if kcm.metrics_requests > 0.0 || reference.metrics_requests > 0.0 {
+        out.push_str(&format!(
+            "  metrics APIs (the stub's count; the API server's counters leave out what its aggregator proxies) | {:.1} | {:.1}\n",
+            kcm.metrics_requests, reference.metrics_requests
+        ));
+    }
+    out
+}
+
+/// The API server's requests per second in each window: totals by verb, then every verb and
+/// resource at 0.1/s or more in either window.
+pub fn requests_table(kcm: &requests::Counts, reference: &requests::Counts) -> String {
+    if kcm.is_empty() && reference.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "API server requests/s in the window (every client) | with KCM's HPA controller | with hpa-reference\n",
+    );
+    let rows = |out: &mut String, k: &requests::Counts, r: &requests::Counts, min: f64| {
+        let keys: std::collections::BTreeSet<&String> = k.keys().chain(r.keys()).collect();
+        for key in keys {
+            let (a, b) = (
+                k.get(key).copied().unwrap_or(0.0),
+                r.get(key).copied().unwrap_or(0.0),
+            );
+            if a >= min || b >= min {
+                out.push_str(&format!("  {key} | {a:.1} | {b:.1}\n"));
+            }
+        }
+    };
+    let (kv, rv) = (requests::by_verb(kcm), requests::by_verb(reference));
+    let total = |c: &requests::Counts| c.values().sum::<f64>();
+    out.push_str(&format!("  all | {:.1} | {:.1}\n", total(&kv), total(&rv)));
+    rows(&mut out, &kv, &rv, 0.0);
+    rows(&mut out, kcm, reference, 0.1);
     out
 }
 
@@ -585,27 +778,61 @@ pub enum Step {
         #[arg(long, default_value_t = 120)]
         window: u64,
     },
-    /// Print the comparison of two `measure` outputs.
+    /// After the script killed the reference's Lease holder: the takeover, every HPA reconciled
+    /// again, and what rescaled; print them as one JSON line.
+    Failover {
+        /// When the holder was killed, Unix milliseconds.
+        #[arg(long)]
+        killed_ms: i64,
+        /// The killed holder's identity.
+        #[arg(long)]
+        old_holder: String,
+        /// The Lease's namespace.
+        #[arg(long, default_value = "hpa-reference")]
+        lease_namespace: String,
+        /// The Lease's name.
+        #[arg(long, default_value = "hpa-reference")]
+        lease_name: String,
+        /// The load's pods per HPA.
+        #[arg(long, default_value_t = 10)]
+        pods: i32,
+        /// Seconds to wait for the takeover and for every HPA.
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
+    },
+    /// Print the comparison of two `measure` outputs (and a `failover` output's lines).
     Table {
         /// kube-controller-manager's figures.
         kcm: std::path::PathBuf,
         /// The reference controller's figures.
         reference: std::path::PathBuf,
+        /// A `failover` output.
+        #[arg(long)]
+        failover: Option<std::path::PathBuf>,
     },
 }
 
 /// Runs a step; `Err` is a problem to print (exit 2 at the command line).
 pub fn run(args: Args, out: &mut dyn std::io::Write) -> Result<(), String> {
-    if let Step::Table { kcm, reference } = &args.step {
-        let read = |p: &std::path::PathBuf| -> Result<Figures, String> {
+    if let Step::Table {
+        kcm,
+        reference,
+        failover,
+    } = &args.step
+    {
+        fn read<T: serde::de::DeserializeOwned>(p: &std::path::Path) -> Result<T, String> {
             let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))
-        };
-        let (kcm, reference) = (read(kcm)?, read(reference)?);
+        }
+        let (kcm, reference): (Figures, Figures) = (read(kcm)?, read(reference)?);
         if kcm.processes.is_empty() || reference.processes.is_empty() {
             return Err("a measurement without processes".into());
         }
-        return write!(out, "{}", table(&kcm, &reference)).map_err(|e| e.to_string());
+        let mut text = table(&kcm, &reference);
+        if let Some(f) = failover {
+            text.push_str(&failover_lines(&read(f)?));
+        }
+        return write!(out, "{text}").map_err(|e| e.to_string());
     }
     let (kubeconfig, context) = (args.kubeconfig.clone(), args.context.clone());
     super::with_client(
@@ -649,6 +876,27 @@ pub fn run(args: Args, out: &mut dyn std::io::Write) -> Result<(), String> {
                     };
                     let figures = measure(&client, &probe, args.hpas).await?;
                     let line = serde_json::to_string(&figures).map_err(|e| e.to_string())?;
+                    writeln!(out, "{line}").map_err(|e| e.to_string())
+                }
+                Step::Failover {
+                    killed_ms,
+                    old_holder,
+                    lease_namespace,
+                    lease_name,
+                    pods,
+                    timeout,
+                } => {
+                    let f = failover(
+                        &client,
+                        args.hpas,
+                        pods,
+                        (&lease_namespace, &lease_name),
+                        &old_holder,
+                        killed_ms,
+                        Duration::from_secs(timeout),
+                    )
+                    .await?;
+                    let line = serde_json::to_string(&f).map_err(|e| e.to_string())?;
                     writeln!(out, "{line}").map_err(|e| e.to_string())
                 }
                 Step::Table { .. } => unreachable!("handled above"),

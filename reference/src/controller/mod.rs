@@ -16,6 +16,7 @@ pub mod http;
 pub mod leader;
 pub mod monitor;
 pub mod pods;
+pub mod queue;
 pub mod retry;
 pub mod run;
 pub mod telemetry;
@@ -384,10 +385,19 @@ pub async fn reconcile(
     hpa: Arc<HorizontalPodAutoscaler>,
     ctx: Arc<Context>,
 ) -> Result<Action, Error> {
+    reconcile_then(hpa, ctx).await.map(Action::requeue)
+}
+
+/// [`reconcile`], answering how long until the HPA is to be reconciled again (the workers of
+/// [`run::run`] book it in their [`queue::WorkQueue`]; a kube-runtime `Action` does not say).
+pub async fn reconcile_then(
+    hpa: Arc<HorizontalPodAutoscaler>,
+    ctx: Arc<Context>,
+) -> Result<Duration, Error> {
     let started = std::time::Instant::now();
     let (key, _, _) = key_of(&hpa);
     if let Some(wait) = ctx.not_yet(&key, started) {
-        return Ok(Action::requeue(wait));
+        return Ok(wait);
     }
     let result = reconcile_once(&hpa, &ctx).await;
     tracing::debug!(hpa = %key, took_ms = started.elapsed().as_millis() as u64, "reconciled");
@@ -399,7 +409,7 @@ pub async fn reconcile(
             }
             None => {
                 let now = std::time::Instant::now();
-                Ok(Action::requeue(ctx.requeue_after(&key, started, now)))
+                Ok(ctx.requeue_after(&key, started, now))
             }
         },
         Err(e) => Err(e),
@@ -408,9 +418,14 @@ pub async fn reconcile(
 
 /// After a failed reconcile: try again after the sync period (upstream's fixed-interval queue).
 pub fn error_policy(hpa: Arc<HorizontalPodAutoscaler>, err: &Error, ctx: Arc<Context>) -> Action {
-    let (key, _, _) = key_of(&hpa);
+    Action::requeue(retry_after(&hpa, err, &ctx))
+}
+
+/// [`error_policy`]'s wait: the sync period, logged.
+pub fn retry_after(hpa: &HorizontalPodAutoscaler, err: &Error, ctx: &Context) -> Duration {
+    let (key, _, _) = key_of(hpa);
     tracing::warn!(hpa = %key, error = %err, "reconcile failed; retrying after the sync period");
-    Action::requeue(ctx.settings.sync_period)
+    ctx.settings.sync_period
 }
 
 /// How long to wait between reconciles of one HPA.

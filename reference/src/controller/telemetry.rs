@@ -12,7 +12,16 @@
 //! | `horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers` | gauge | |
 //! | `horizontal_pod_autoscaler_controller_desired_replicas` | gauge | `namespace`, `hpa_name` |
 //!
-//! The last two are upstream's ALPHA gauges: the HPAs the controller knows (up when one is first
+//! | `workqueue_depth` | gauge | `name` |
+//! | `workqueue_queue_duration_seconds` | histogram | `name` |
+//! | `workqueue_work_duration_seconds` | histogram | `name` |
+//!
+//! The three `workqueue_` families are client-go's work queue metrics as kube-controller-manager
+//! exposes them for its HPA queue (`name="horizontalpodautoscaler"`; buckets
+//! `ExponentialBuckets(10e-9, 10, 10)`): the keys in line, how long a due key waited for a
+//! worker, how long a worker held it.
+//!
+//! The HPA controller's last two are upstream's ALPHA gauges: the HPAs the controller knows (up when one is first
 //! seen, down when it is deleted) and each HPA's desired replicas, set when a reconcile reaches
 //! the status with a decision (not when the scale, the metrics or the scale write failed).
 //!
@@ -45,6 +54,15 @@ const RECONCILIATIONS_HELP: &str = "[ALPHA] Number of reconciliations of HPA con
 const RECONCILIATION_DURATION_HELP: &str = "[ALPHA] The time(seconds) that the HPA controller takes to reconcile once. The label 'action' should be either 'scale_down', 'scale_up', or 'none'. Also, the label 'error' should be either 'spec', 'internal', or 'none'. Note that if both spec and internal errors happen during a reconciliation, the first one to occur is reported in `error` label";
 const METRIC_COMPUTATIONS_HELP: &str = "[ALPHA] Number of metric computations. The label 'action' should be either 'scale_down', 'scale_up', or 'none'. Also, the label 'error' should be either 'spec', 'internal', or 'none'. The label 'metric_type' corresponds to HPA.spec.metrics[*].type";
 const METRIC_COMPUTATION_DURATION_HELP: &str = "[ALPHA] The time(seconds) that the HPA controller takes to calculate one metric. The label 'action' should be either 'scale_down', 'scale_up', or 'none'. The label 'error' should be either 'spec', 'internal', or 'none'. The label 'metric_type' corresponds to HPA.spec.metrics[*].type";
+
+/// The HPA controller's work queue name in client-go's queue metrics.
+pub const QUEUE_NAME: &str = "horizontalpodautoscaler";
+
+/// Labels of the work queue's metrics.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct QueueLabels {
+    name: &'static str,
+}
 
 /// Labels of a reconcile.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
@@ -84,6 +102,14 @@ pub struct ControllerMetrics {
     metric_computation_duration: Histograms<MetricLabels>,
     tracked: Gauge,
     desired: Family<HpaLabels, Gauge>,
+    queue_depth: Family<QueueLabels, Gauge>,
+    queue_duration: Histograms<QueueLabels>,
+    work_duration: Histograms<QueueLabels>,
+}
+
+/// client-go's work queue buckets: 10 ns to 1 s and beyond, ten per decade step.
+fn queue_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(10e-9, 10.0, 10))
 }
 
 impl Default for ControllerMetrics {
@@ -127,7 +153,28 @@ impl Default for ControllerMetrics {
             "[ALPHA] Current desired replica count for HPA objects",
             desired.clone(),
         );
+        let queue_depth = Family::<QueueLabels, Gauge>::default();
+        registry.register(
+            "workqueue_depth",
+            "[ALPHA] Current depth of workqueue",
+            queue_depth.clone(),
+        );
+        let queue_duration: Histograms<QueueLabels> = Family::new_with_constructor(queue_histogram);
+        registry.register(
+            "workqueue_queue_duration_seconds",
+            "[ALPHA] How long in seconds an item stays in workqueue before being requested",
+            queue_duration.clone(),
+        );
+        let work_duration: Histograms<QueueLabels> = Family::new_with_constructor(queue_histogram);
+        registry.register(
+            "workqueue_work_duration_seconds",
+            "[ALPHA] How long in seconds processing an item from workqueue takes",
+            work_duration.clone(),
+        );
         ControllerMetrics {
+            queue_depth,
+            queue_duration,
+            work_duration,
             registry,
             reconciliations,
             reconciliation_duration,
@@ -202,6 +249,24 @@ impl ControllerMetrics {
                 .get_or_create(&labels)
                 .set(i64::from(decision.status.desired_replicas));
         }
+    }
+
+    /// A worker took a key that waited `waited` in line, leaving `depth` keys there.
+    pub fn observe_taken(&self, waited: Duration, depth: usize) {
+        let labels = QueueLabels { name: QUEUE_NAME };
+        self.queue_depth
+            .get_or_create(&labels)
+            .set(i64::try_from(depth).unwrap_or(i64::MAX));
+        self.queue_duration
+            .get_or_create(&labels)
+            .observe(waited.as_secs_f64());
+    }
+
+    /// A worker held a key for `took`.
+    pub fn observe_worked(&self, took: Duration) {
+        self.work_duration
+            .get_or_create(&QueueLabels { name: QUEUE_NAME })
+            .observe(took.as_secs_f64());
     }
 
     /// Sets how many HPAs the controller knows (`num_horizontal_pod_autoscalers`).

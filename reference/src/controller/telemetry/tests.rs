@@ -195,6 +195,8 @@ fn with_le<'a>(labels: &[(&'a str, &'a str)], le: &'a str) -> Vec<(&'a str, &'a 
 fn the_exposed_families_are_upstreams() {
     let metrics = ControllerMetrics::default();
     metrics.set_tracked(1);
+    metrics.observe_taken(std::time::Duration::from_millis(3), 2);
+    metrics.observe_worked(std::time::Duration::from_millis(40));
     let h = hpa(vec![external()], 3);
     let decision = reconcile(&metrics, &h, &[reading(10)], Ok(()));
     let text = metrics.render();
@@ -218,6 +220,9 @@ fn the_exposed_families_are_upstreams() {
             "horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers",
             "horizontal_pod_autoscaler_controller_reconciliation_duration_seconds",
             "horizontal_pod_autoscaler_controller_reconciliations_total",
+            "workqueue_depth",
+            "workqueue_queue_duration_seconds",
+            "workqueue_work_duration_seconds",
         ],
         "{text}"
     );
@@ -229,6 +234,9 @@ fn the_exposed_families_are_upstreams() {
         "# TYPE horizontal_pod_autoscaler_controller_metric_computation_duration_seconds histogram\n",
         "# TYPE horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers gauge\n",
         "# TYPE horizontal_pod_autoscaler_controller_desired_replicas gauge\n",
+        "# HELP workqueue_depth [ALPHA] Current depth of workqueue.\n",
+        "# TYPE workqueue_queue_duration_seconds histogram\n",
+        "# TYPE workqueue_work_duration_seconds histogram\n",
     ] {
         assert!(text.contains(help), "{help}in\n{text}");
     }
@@ -250,6 +258,44 @@ fn the_exposed_families_are_upstreams() {
         ),
         Some(decision.status.desired_replicas.to_string())
     );
+    let queue = [("name", "horizontalpodautoscaler")];
+    assert_eq!(
+        value(&text, "workqueue_depth", &queue).as_deref(),
+        Some("2")
+    );
+    // client-go's buckets, 1e-8 to 10 s by factors of ten (their labels carry the float
+    // products' last digits, as upstream's do): 3 ms waited falls in the 0.01 bucket, not the
+    // 0.001 one; 40 ms worked in 0.1, not 0.01.
+    for (family, under, within) in [
+        ("workqueue_queue_duration_seconds", 0.001, 0.01),
+        ("workqueue_work_duration_seconds", 0.01, 0.1),
+    ] {
+        let bucket = format!("{family}_bucket");
+        let les: Vec<String> = label_sets(&text, &bucket)
+            .into_iter()
+            .map(|l| l["le"].clone())
+            .collect();
+        assert_eq!(les.len(), 11, "{family}: ten buckets and +Inf in\n{text}");
+        let le_of = |want: f64| {
+            les.iter()
+                .find(|le| {
+                    le.parse::<f64>()
+                        .is_ok_and(|v| (v / want - 1.0).abs() < 1e-9)
+                })
+                .unwrap_or_else(|| panic!("{family}: no bucket at {want} in {les:?}"))
+                .as_str()
+        };
+        assert_eq!(
+            value(&text, &bucket, &with_le(&queue, le_of(under))).as_deref(),
+            Some("0"),
+            "{text}"
+        );
+        assert_eq!(
+            value(&text, &bucket, &with_le(&queue, le_of(within))).as_deref(),
+            Some("1"),
+            "{text}"
+        );
+    }
     // A deleted HPA takes its series with it (the count is the context's: see controller tests).
     metrics.forget("default/web");
     let text = metrics.render();
