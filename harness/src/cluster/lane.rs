@@ -20,7 +20,7 @@ use kube::api::{Api, ListParams};
 use serde_json::Value;
 
 use super::kube as k;
-use super::plan::{ClusterSettings, Plan, held_target, scale_behavior};
+use super::plan::{ClusterSettings, Plan, WorkloadKind, held_target, scale_behavior};
 use crate::case::Case;
 use crate::world::{EPOCH_SECS, World};
 
@@ -734,6 +734,106 @@ async fn held(
     Ok(clock)
 }
 
+/// An External metric no stub serves: an other HPA (`otherHpas`) fails at it and never scales.
+const NEVER_SERVED: &str = "hpa-conformance-never-served";
+
+/// Creates the case's other HPAs (`plan::other_hpas`) and waits until the controller has
+/// reconciled each past its selector: its status says `ScalingActive=False` for the metric no
+/// stub serves (or already for the ambiguity the case's pods make). From the scale-to-zero
+/// rework (1.37) a target at 0 replicas is reconciled past the selector only when the status has
+/// `ScaledToZero=True`: the lane writes that status, again whenever a reconcile that read the HPA
+/// before the write replaced it.
+async fn others(lane: &Lane<'_>, plan: &Plan) -> Result<(), String> {
+    let (c, ns) = (lane.client, lane.namespace.as_str());
+    let spec: k8s_openapi::api::core::v1::PodSpec = serde_json::from_value(
+        serde_json::json!({"containers": [{"name": "app", "image": k::POD_IMAGE}]}),
+    )
+    .map_err(|e| e.to_string())?;
+    let now = KubeTime(k8s_openapi::jiff::Timestamp::now());
+    let zero: HorizontalPodAutoscalerStatus = serde_json::from_value(serde_json::json!({
+        "currentReplicas": 0, "desiredReplicas": 0,
+        "conditions": [{
+            "type": "ScaledToZero", "status": "True", "reason": "ScaledToZero",
+            "message": "the HPA controller scaled the workload to zero",
+            "lastTransitionTime": now
+        }]
+    }))
+    .map_err(|e| e.to_string())?;
+    for o in &plan.others {
+        k::create_workload(
+            c,
+            ns,
+            WorkloadKind::Deployment,
+            &o.target,
+            0,
+            &o.labels,
+            &spec,
+        )
+        .await?;
+        let hpa: HorizontalPodAutoscaler = serde_json::from_value(serde_json::json!({
+            "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": o.name},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": o.target},
+                "minReplicas": 0, "maxReplicas": 1,
+                "metrics": [{"type": "External", "external": {
+                    "metric": {"name": NEVER_SERVED},
+                    "target": {"type": "Value", "value": "1"}
+                }}]
+            }
+        }))
+        .map_err(|e| e.to_string())?;
+        k::create_hpa(c, ns, &hpa).await?;
+        k::write_hpa_status(c, ns, &o.name, &zero).await?;
+    }
+    let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(c.clone(), ns);
+    let period = lane.settings.sync_period;
+    let deadline = std::time::Instant::now() + 4 * period + Duration::from_secs(30);
+    let conditions = |h: &HorizontalPodAutoscaler| -> Vec<(String, String, String)> {
+        h.status
+            .iter()
+            .flat_map(|s| s.conditions.iter().flatten())
+            .map(|c| {
+                (
+                    c.type_.clone(),
+                    c.status.clone(),
+                    c.reason.clone().unwrap_or_default(),
+                )
+            })
+            .collect()
+    };
+    for o in &plan.others {
+        loop {
+            let h = hpas
+                .get(&o.name)
+                .await
+                .map_err(|e| format!("reading the other HPA {}: {e}", o.name))?;
+            let seen = conditions(&h);
+            let past_selector = seen.iter().any(|(t, _, r)| {
+                t == "ScalingActive"
+                    && !matches!(r.as_str(), "InvalidSelector" | "ScalingDisabled" | "")
+            });
+            if past_selector {
+                break;
+            }
+            if !seen
+                .iter()
+                .any(|(t, st, _)| t == "ScaledToZero" && st == "True")
+            {
+                k::write_hpa_status(c, ns, &o.name, &zero).await?;
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(format!(
+                    "the controller did not reconcile the other HPA {} (selector {:?}) past its selector within four sync periods and 30 s (its conditions: {seen:?})",
+                    o.name, o.labels
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    Ok(())
+}
+
 /// Runs the case: sets it up, advances its world on the wall clock while sampling what the
 /// controller does, and tears it down; what was seen of the case's HPA, then of each HPA
 /// alongside (all in the lane's namespace, under one controller). An error is a problem of the
@@ -816,6 +916,9 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
         }
         reals.push(real);
     }
+
+    // The other HPAs the controller is to know at the case's first reconcile.
+    others(lane, plan).await?;
 
     // Before 1.37 kube-controller-manager first reconciles an HPA one sync period after it
     // appears (its work queue adds every key with the resync period as delay), so the HPA is

@@ -386,6 +386,20 @@ pub struct Plan {
     /// reconciles a new HPA at once ([`starting_status`]): created with [`held_target`] as its
     /// scale target, which the lane patches to the real one at t = 0.
     pub held: bool,
+    /// The other HPAs the controller is to know before the case's first reconcile
+    /// (`otherHpas`, [`other_hpas`]).
+    pub others: Vec<OtherPlan>,
+}
+
+/// An other HPA (`otherHpas`) as the lane creates it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OtherPlan {
+    /// The HPA's name.
+    pub name: String,
+    /// Its empty Deployment ([`other_target`]).
+    pub target: String,
+    /// The Deployment's selector and pod labels: the case's `selector`.
+    pub labels: BTreeMap<String, String>,
 }
 
 /// The name a held HPA's scale target has until t = 0: a workload that does not exist, so each
@@ -460,6 +474,7 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             members: Vec::new(),
             prelude: None,
             held: false,
+            others: Vec::new(),
         });
     }
     if f.memory.is_some() {
@@ -561,11 +576,7 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             "sets the scale's status.selector to {sel:?}, which a workload controller derives from a valid, non-empty spec.selector on a cluster"
         ));
     }
-    if !f.other_hpas.is_empty() {
-        return Err(
-            "needs other HPAs in the namespace (`otherHpas`; not built on clusters yet)".into(),
-        );
-    }
+    let others = other_hpas(case, settings)?;
     let members = case
         .members
         .iter()
@@ -595,7 +606,83 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
         members,
         prelude: None,
         held,
+        others,
     })
+}
+
+/// How the lane poses the case's other HPAs (`otherHpas`: HPAs the controller knows, whose scale
+/// targets report the given selectors), or why it cannot. Each is an HPA with `minReplicas: 0`
+/// on an empty Deployment whose selector is the given one (its pod template carries those labels;
+/// a Deployment's scale reports its `spec.selector`), scaling on an External metric the stub never
+/// serves: the controller reconciles it past the selector — where it records the selector — and
+/// fails at the metric, so it never scales. The lane creates them before the case's HPA, writes
+/// each a status with `ScaledToZero=True` (from the scale-to-zero rework, 1.37, a target at 0
+/// replicas is reconciled past the selector only with it) and waits until the controller has
+/// reconciled each past its selector. `minReplicas: 0` needs `HPAScaleToZero` (on the API server
+/// and the controller); with `minReplicas` above 0 a target of 0 replicas stops the reconcile
+/// before the selector (`ScalingDisabled`), and a target with pods would add them to the case's.
+fn other_hpas(case: &Case, settings: &Settings) -> Result<Vec<OtherPlan>, String> {
+    let f = &case.file;
+    if f.other_hpas.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !settings.gates.hpa_scale_to_zero {
+        return Err(
+            "needs other HPAs in the namespace (`otherHpas`), which the lane poses as HPAs with minReplicas 0 on empty Deployments: needs HPAScaleToZero".into(),
+        );
+    }
+    let taken: Vec<String> = std::iter::once(case)
+        .chain(&case.members)
+        .flat_map(|c| {
+            [
+                c.file.hpa.metadata.name.clone().unwrap_or_default(),
+                c.file.hpa.spec.scale_target_ref.name.clone(),
+            ]
+        })
+        .collect();
+    f.other_hpas
+        .iter()
+        .map(|o| {
+            let target = other_target(&o.name);
+            if taken.contains(&o.name) || taken.contains(&target) {
+                return Err(format!(
+                    "other HPA {} (`otherHpas`): its name or its target's ({target}) is one the case uses",
+                    o.name
+                ));
+            }
+            let labels = equality_labels(&o.selector).ok_or_else(|| {
+                format!(
+                    "other HPA {} (`otherHpas`) reports selector {:?}, which the lane poses as a Deployment's matchLabels: only key=value terms, at least one",
+                    o.name, o.selector
+                )
+            })?;
+            Ok(OtherPlan {
+                name: o.name.clone(),
+                target,
+                labels,
+            })
+        })
+        .collect()
+}
+
+/// The Deployment an other HPA (`otherHpas`) scales.
+pub fn other_target(name: &str) -> String {
+    format!("{name}-other-target")
+}
+
+/// `a=b,c==d` as labels; `None` for anything else (set-based terms, `!=`, an empty selector).
+fn equality_labels(selector: &str) -> Option<BTreeMap<String, String>> {
+    let parsed = hpa_reference::selector::parse(selector).ok()?;
+    let mut labels = BTreeMap::new();
+    for term in selector.split(',') {
+        let (k, v) = term.split_once("==").or_else(|| term.split_once('='))?;
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() || k.contains('!') || k.contains(' ') || v.contains(' ') {
+            return None;
+        }
+        labels.insert(k.to_string(), v.to_string());
+    }
+    (!labels.is_empty() && parsed.matches(&labels)).then_some(labels)
 }
 
 /// Whether a cluster can pose a case's HPAs together: their pods disjoint (with overlapping
@@ -1133,6 +1220,49 @@ mod tests {
         )
         .expect("settings");
         (case, settings)
+    }
+
+    #[test]
+    fn other_hpas_are_posed_on_empty_deployments_with_scale_to_zero() {
+        let (case, mut settings) =
+            corpus_case("controller/selector-overlap-with-a-broader-selector.yaml");
+        let cluster = ClusterSettings::defaults_scaled(5);
+        settings.gates.hpa_scale_to_zero = true;
+        let p = plan(&case, &settings, &cluster).expect("planned");
+        let others: Vec<_> = p
+            .others
+            .iter()
+            .map(|o| (o.name.as_str(), o.target.as_str(), o.labels.clone()))
+            .collect();
+        let labels = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            others,
+            [
+                ("web-all", "web-all-other-target", labels(&[("app", "web")])),
+                (
+                    "web-backend",
+                    "web-backend-other-target",
+                    labels(&[("app", "web"), ("tier", "backend")])
+                ),
+            ]
+        );
+        // Without the gate an empty target stops the reconcile before the selector.
+        settings.gates.hpa_scale_to_zero = false;
+        let e = plan(&case, &settings, &cluster).unwrap_err();
+        assert!(e.contains("needs HPAScaleToZero"), "{e}");
+        // Only equality terms make a Deployment's matchLabels.
+        assert_eq!(
+            equality_labels("a==b, c=d"),
+            Some(labels(&[("a", "b"), ("c", "d")]))
+        );
+        for refused in ["", "a", "a!=b", "a in (b,c)", "!a", "a=b,c"] {
+            assert_eq!(equality_labels(refused), None, "{refused}");
+        }
     }
 
     #[test]
