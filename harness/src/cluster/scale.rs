@@ -581,35 +581,27 @@ pub async fn failover(
             .and_then(|i| i.parse::<usize>().ok())
             .is_some_and(|i| i < hpas)
     };
-    let events: Api<k8s_openapi::api::core::v1::Event> = Api::all(client.clone());
-    let rescale_events = events
-        .list(&ListParams::default().fields("reason=SuccessfulRescale"))
-        .await
-        .map_err(|e| e.to_string())?
-        .items
-        .iter()
-        .filter(|e| ours(e.metadata.namespace.as_ref()))
-        .count();
-    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> = Api::all(client.clone());
-    let replicas_changed = deployments
-        .list(&ListParams::default())
-        .await
-        .map_err(|e| e.to_string())?
-        .items
-        .iter()
-        .filter(|d| ours(d.metadata.namespace.as_ref()))
-        .filter(|d| d.spec.replicas != Some(pods))
-        .count();
-    let all_hpas: Api<HorizontalPodAutoscaler> = Api::all(client.clone());
-    let desired_changed = all_hpas
-        .list(&ListParams::default())
-        .await
-        .map_err(|e| e.to_string())?
-        .items
-        .iter()
-        .filter(|h| ours(h.metadata.namespace.as_ref()))
-        .filter(|h| h.status.as_ref().map(|s| s.desired_replicas) != Some(pods))
-        .count();
+    let rescaled = ListParams::default().fields("reason=SuccessfulRescale");
+    let rescale_events = count_where(
+        client,
+        &rescaled,
+        |e: &k8s_openapi::api::core::v1::Event| ours(e.metadata.namespace.as_ref()),
+    )
+    .await?;
+    let all = ListParams::default();
+    let replicas_changed = count_where(
+        client,
+        &all,
+        |d: &k8s_openapi::api::apps::v1::Deployment| {
+            ours(d.metadata.namespace.as_ref()) && d.spec.replicas != Some(pods)
+        },
+    )
+    .await?;
+    let desired_changed = count_where(client, &all, |h: &HorizontalPodAutoscaler| {
+        ours(h.metadata.namespace.as_ref())
+            && h.status.as_ref().map(|s| s.desired_replicas) != Some(pods)
+    })
+    .await?;
     Ok(Failover {
         old_holder: old_holder.to_string(),
         new_holder,
@@ -620,6 +612,24 @@ pub async fn failover(
         replicas_changed,
         desired_changed,
     })
+}
+
+/// How many objects of kind `K`, listed in every namespace with `params`, `keep` keeps.
+async fn count_where<K>(
+    client: &Client,
+    params: &ListParams,
+    keep: impl Fn(&K) -> bool,
+) -> Result<usize, String>
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+    K::DynamicType: Default,
+{
+    let api: Api<K> = Api::all(client.clone());
+    let list = api.list(params).await.map_err(|e| e.to_string())?;
+    Ok(list.items.iter().filter(|o| keep(o)).count())
 }
 
 /// The failover's lines under the table.
