@@ -151,6 +151,10 @@ fn a_seed_that_matters_is_posed_with_a_prelude_or_skipped_with_both_reasons() {
     let (code, out) = plan_only(&[
         case("algorithm/tolerance-band-just-outside.yaml"),
         case("regressions/regression-99394-missing-metric-no-scale-down.yaml"),
+        case("controller/ht-normalize-desired-replicas-stabilize.yaml"),
+        case("controller/ht-normalize-desired-replicas-with-behavior-simple-up.yaml"),
+        case("controller/ht-avoid-unnecessary-updates.yaml"),
+        case("controller/ht-scaling-with-rules-22.yaml"),
     ]);
     assert_eq!(code, 0, "{out}");
     let line = |name: &str| line_of(&out, name);
@@ -165,10 +169,38 @@ fn a_seed_that_matters_is_posed_with_a_prelude_or_skipped_with_both_reasons() {
     assert!(
         skip.starts_with("skip")
             && skip.contains("and that matters")
-            && skip.contains("a prelude does not pose it either: a prelude with its metrics at zero would record an event"),
+            && skip.contains("a prelude does not pose it either: a prelude with every metric at zero would record an event"),
         "{skip}"
     );
-    assert!(out.contains("1 of 2 cases run on the cluster"), "{out}");
+    // Seeded recommendations played at their reconciles, at a level proposing each.
+    let played = line("ht-normalize-desired-replicas-stabilize.yaml");
+    assert!(
+        played.starts_with("run")
+            && played.contains("every metric at zero but every metric at 3500m at t=-120 (the seeded 4), every metric at 4500m at t=-60 (the seeded 5)"),
+        "{played}"
+    );
+    // A scale-up window: t = 0's answers as the filler.
+    let up = line("ht-normalize-desired-replicas-with-behavior-simple-up.yaml");
+    assert!(
+        up.starts_with("run") && up.contains("every metric at its value at t = 0 but"),
+        "{up}"
+    );
+    // The case's own starting status written after the prelude.
+    let status = line("ht-avoid-unnecessary-updates.yaml");
+    assert!(
+        status.starts_with("run")
+            && status.contains("then the lane writes the case's starting status"),
+        "{status}"
+    );
+    // Seeded scale events are not played: skipped, with each filler's reason.
+    let events = line("ht-scaling-with-rules-22.yaml");
+    assert!(
+        events.starts_with("skip")
+            && events.contains("a prelude does not pose it either: with the memory and status a 315 s prelude with every metric at zero leaves")
+            && events.contains("; nor "),
+        "{events}"
+    );
+    assert!(out.contains("4 of 6 cases run on the cluster"), "{out}");
 }
 
 /// Expectations of the controller's memory are left to the core (no cluster's controller shows

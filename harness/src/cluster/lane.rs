@@ -597,6 +597,89 @@ fn false_with(hpa: &HorizontalPodAutoscaler, type_: &str, text: &str) -> bool {
 /// controller's reconcile at t = 0 falls just after it, as without a prelude).
 const SEEN_AFTER: Duration = Duration::from_millis(150);
 
+/// The seeded reconciles of a prelude ([`super::prelude::Schedule`]). The lane follows the
+/// controller's own reconciles, not the clock: each reconcile asks the stub for the HPA's metrics
+/// (a burst of requests, one per metric, apart from the next by a sync period), and the stub
+/// keeps the instants. Once the reconcile before a seeded one has asked, the stub serves the
+/// seeded answers (a level that proposes the seed's recommendation); once the seeded one has, the
+/// filler again. Planned times would do too, but the controller's schedule moves later by the
+/// work of each reconcile (its queue re-queues a key a period after the reconcile ends), and over
+/// a prelude of twenty reconciles that adds up.
+async fn prelude_seeded(
+    lane: &Lane<'_>,
+    schedule: &super::prelude::Schedule,
+    t0: i64,
+    at_zero: &MetricsApis,
+    doc: &mut ControlDocument,
+) -> Result<(), String> {
+    let ns = lane.namespace.as_str();
+    let period = lane.settings.sync_period.as_micros() as i64;
+    let scale = i64::from(lane.settings.time_scale.max(1));
+    let first = t0 - i64::from(schedule.seconds) * MICROS / scale;
+    let mut bursts = Bursts::new(period / 2 / 1000);
+    for seeded in &schedule.seeded {
+        let at = t0 + seeded.at * MICROS / scale;
+        // The seeded reconcile's place in the prelude's: the first is reconcile 0.
+        let k = usize::try_from(((at - first) + period / 2) / period).unwrap_or(0);
+        for (seen, served) in [(k, seeded.answers), (k + 1, schedule.filler)] {
+            // Reconcile `seen − 1` asked: serve what reconcile `seen` is to see.
+            let deadline = first + seen as i64 * period + period;
+            while bursts.count < seen {
+                let times = lane.stub.request_times().await?;
+                bursts.see(times.namespaces.get(ns).map_or(&[][..], |v| v.as_slice()));
+                if bursts.count >= seen {
+                    break;
+                }
+                if wall_micros() > deadline {
+                    return Err(format!(
+                        "the controller had reconciled the HPA {} times in the prelude, not {seen}, a period after the reconcile before t={} was due",
+                        bursts.count, seeded.at
+                    ));
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            doc.metrics = served.of(at_zero);
+            lane.stub.put(ns, doc).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The controller's reconciles of one HPA, told apart in the stub's metric request instants
+/// (Unix milliseconds): requests less than `gap` apart are one reconcile's.
+#[derive(Debug)]
+struct Bursts {
+    gap: i64,
+    /// Reconciles seen.
+    count: usize,
+    /// The newest request instant seen, and the first of its reconcile.
+    last: Option<(i64, i64)>,
+}
+
+impl Bursts {
+    fn new(gap: i64) -> Bursts {
+        Bursts {
+            gap,
+            count: 0,
+            last: None,
+        }
+    }
+
+    /// Takes in the stub's instants (oldest first; the ones already seen are passed over).
+    fn see(&mut self, instants: &[i64]) {
+        for &t in instants {
+            match self.last {
+                Some((newest, _)) if t <= newest => {}
+                Some((_, start)) if t - start < self.gap => self.last = Some((t, start)),
+                _ => {
+                    self.count += 1;
+                    self.last = Some((t, t));
+                }
+            }
+        }
+    }
+}
+
 /// The end of a prelude ([`super::prelude`]). The controller's reconciles fall on its first one
 /// plus whole sync periods, or a little later (its work queue re-queues a key a period after each
 /// reconcile ends, or at the informer's resync when that is earlier, and neither is ever earlier
@@ -935,7 +1018,8 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
     // A prelude ([`super::prelude`]) moves the HPA's creation its length earlier.
     let prelude = plan
         .prelude
-        .map_or(0, |p| i64::from(p) * MICROS / i64::from(scale));
+        .as_ref()
+        .map_or(0, |p| i64::from(p.seconds) * MICROS / i64::from(scale));
     let create_at = (wall_micros() / MICROS + 2) * MICROS;
     let t0 = create_at + lead + prelude;
     let mut clock = Clock::new(t0, scale);
@@ -950,9 +1034,11 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
     let all_real: Vec<Pod> = reals.concat();
     let mut last_doc = stub_doc(&apis, &all_real, &stray, &unregistered);
     let mut seen_prelude = BTreeMap::new();
-    if prelude > 0 {
-        // Until t = 0 every value is zero; the loop below serves t = 0's from its first round.
-        last_doc.metrics = super::prelude::quiet(&last_doc.metrics);
+    // t = 0's answers, which a prelude's are made from.
+    let at_zero = last_doc.metrics.clone();
+    if let Some(p) = &plan.prelude {
+        // Until t = 0 the prelude's filler; the loop below serves t = 0's from its first round.
+        last_doc.metrics = p.filler.of(&at_zero);
     }
     lane.stub.put(ns, &last_doc).await?;
     let wait = create_at - wall_micros();
@@ -971,7 +1057,10 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
     // which drops it: the controller's first reconcile, one sync period later, reads it there as
     // the virtual-time runner's first tick does (the planner skips a case where that cannot be so).
     // A held HPA's goes in between its failing reconciles, and t = 0 follows them (`held`).
-    for m in members.iter().filter(|m| !m.plan.held) {
+    for m in members
+        .iter()
+        .filter(|m| !m.plan.held && m.plan.prelude.is_none())
+    {
         if let Some(status) = &m.plan.hpa.status {
             let status = real_status_of_hpa(status, &clock);
             k::write_hpa_status(c, ns, &m.hpa_name, &status).await?;
@@ -998,8 +1087,15 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
         )
     });
 
-    if plan.prelude.is_some() {
+    if let Some(p) = &plan.prelude {
+        prelude_seeded(lane, p, t0, &at_zero, &mut last_doc).await?;
         clock = prelude_reconciled(lane, &members[0].hpa_name, t0, &mut last_doc).await?;
+        // The case's starting status, where the prelude does not leave it: written between the
+        // failing reconcile and t = 0, where the controller reads it.
+        if let Some(status) = plan.hpa.status.as_ref().filter(|_| p.status_written) {
+            let status = real_status_of_hpa(status, &clock);
+            k::write_hpa_status(c, ns, &members[0].hpa_name, &status).await?;
+        }
         // The failing reconcile's events are the prelude's, not the case's.
         let list = Api::<KubeEvent>::namespaced(c.clone(), ns)
             .list(&ListParams::default().fields("involvedObject.kind=HorizontalPodAutoscaler"))
@@ -1176,6 +1272,21 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reconciles_requests_are_one_burst_and_instants_seen_twice_count_once() {
+        let mut b = Bursts::new(1500);
+        b.see(&[1000, 1004, 1010]);
+        assert_eq!(b.count, 1);
+        // Polled again: the same instants and a new reconcile a period (3 s) later.
+        b.see(&[1000, 1004, 1010, 4020, 4021]);
+        assert_eq!(b.count, 2);
+        b.see(&[4021]);
+        assert_eq!(b.count, 2);
+        // A late reconcile still counts once; one in a quick succession after 1.6 s is another.
+        b.see(&[7300, 8900]);
+        assert_eq!(b.count, 4);
+    }
 
     #[test]
     fn a_message_naming_the_lanes_namespace_reads_the_cases() {

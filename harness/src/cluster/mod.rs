@@ -619,31 +619,90 @@ fn with_prelude(
     fresh.file.hpa.status = None;
     let settings = resolve_settings(&fresh, GateSupport::Fixed(opts.gates), run_opts)?;
     let versioned = crate::case::versions::at_version(&fresh, run_opts.version)?;
-    let p = prelude::prelude(&versioned, &settings)
-        .map_err(|e| format!("a prelude does not pose it either: {e}"))?;
-    let mut ticks = 0;
     // On a cluster t = 0 follows the reconcile the lane sees fail: the times the prelude recorded
     // lie up to a sync period earlier before t = 0 than planned (`cluster::lane`), or a moment
-    // later.
+    // later. The filler tried first is zero (proposals below every later one, where a scale-down
+    // window matters); then t = 0's answers (proposals at t = 0's, where a scale-up window does).
     let period = i64::from(fresh.sync_period.max(1));
-    for skew in [0, 1, -1, -period / 2, 1 - period] {
-        ticks = seed::same_trace(case, &prelude::posed(&fresh, &p, skew), run_opts).map_err(|d| {
-            let when = match skew {
-                0 => String::new(),
-                s => format!(" (recorded {} s {})", s.abs(), if s < 0 { "earlier" } else { "later" }),
-            };
-            format!(
-                "a prelude does not pose it either: with the memory{when} and status a {} s prelude leaves, on the reference core {d}",
-                p.seconds
-            )
-        })?;
+    let seed = case.file.memory.as_ref();
+    let mut why_not = Vec::new();
+    let mut found = None;
+    // Then, where the case starts from a status of its own, the lane writes that one after the
+    // prelude's failing reconcile (the controller reads it at t = 0) instead of leaving the
+    // prelude's.
+    let written = case.hpa.status.as_ref();
+    let mut tries = vec![
+        (prelude::Answers::Level(0), false),
+        (prelude::Answers::AtZero, false),
+    ];
+    if written.is_some() {
+        tries.extend([
+            (prelude::Answers::Level(0), true),
+            (prelude::Answers::AtZero, true),
+        ]);
     }
+    for (filler, status_written) in tries {
+        let played = prelude::prelude(&versioned, &settings, seed, filler).map(|mut p| {
+            if let Some(s) = written.filter(|_| status_written) {
+                p.status = s.clone();
+                p.schedule.status_written = true;
+            }
+            p
+        });
+        let tried = played.and_then(|p| {
+            let mut ticks = 0;
+            for skew in [0, 1, -1, -period / 2, 1 - period] {
+                ticks = seed::same_trace(case, &prelude::posed(&fresh, &p, skew), run_opts)
+                    .map_err(|d| {
+                        let when = match skew {
+                            0 => String::new(),
+                            s => format!(
+                                " (recorded {} s {})",
+                                s.abs(),
+                                if s < 0 { "earlier" } else { "later" }
+                            ),
+                        };
+                        format!(
+                            "with the memory{when} and status a {} s prelude with {} leaves{}, on the reference core {d}",
+                            p.schedule.seconds,
+                            p.schedule.words(),
+                            if p.schedule.status_written { " (the status the case's own, written after it)" } else { "" }
+                        )
+                    })?;
+            }
+            Ok((p, ticks))
+        });
+        match tried {
+            Ok(t) => {
+                found = Some(t);
+                break;
+            }
+            Err(e) if !why_not.contains(&e) => why_not.push(e),
+            Err(_) => {}
+        }
+    }
+    let Some((p, ticks)) = found else {
+        return Err(format!(
+            "a prelude does not pose it either: {}",
+            why_not.join("; nor ")
+        ));
+    };
     let mut plan = plan::plan(&fresh, &settings, &flags)?;
-    plan.prelude = Some(p.seconds);
     let why = format!(
-        "with a {} s prelude instead of a seeded memory (the HPA created before t = 0, every metric at zero until the last reconcile before it, which fails): on the reference core at {} the case gives the same trace from what the prelude leaves, with its recorded times as planned or up to a sync period earlier ({ticks} ticks: replicas, status and events)",
-        p.seconds, run_opts.version
+        "with a {} s prelude instead of a seeded memory (the HPA created before t = 0, {} until the last reconcile before it, which fails{}): on the reference core at {} the case gives the same trace from what the prelude leaves, with its recorded times as planned or up to a sync period earlier ({ticks} ticks: replicas, status and events)",
+        p.schedule.seconds,
+        p.schedule.words(),
+        if p.schedule.status_written {
+            "; then the lane writes the case's starting status"
+        } else {
+            ""
+        },
+        run_opts.version
     );
+    if p.schedule.status_written {
+        plan.hpa.status = written.cloned();
+    }
+    plan.prelude = Some(p.schedule.clone());
     Ok(Posed {
         plan,
         truth: Some(prelude::posed(&fresh, &p, 0)),

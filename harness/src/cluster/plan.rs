@@ -380,8 +380,8 @@ pub struct Plan {
     /// The plans of the HPAs alongside (`alongside`), in the case's order.
     pub members: Vec<Plan>,
     /// When the case is posed with a prelude ([`super::prelude`]): how long before t = 0 the
-    /// controller first reconciles the HPA, in case seconds.
-    pub prelude: Option<u32>,
+    /// controller first reconciles the HPA, in case seconds, and what the lane serves until then.
+    pub prelude: Option<super::prelude::Schedule>,
     /// Whether the HPA is held until t = 0 to pose its starting status on a release that
     /// reconciles a new HPA at once ([`starting_status`]): created with [`held_target`] as its
     /// scale target, which the lane patches to the real one at t = 0.
