@@ -59,7 +59,7 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_rec
     );
     assert!(
         out.contains(&format!(
-            "{n} of {n} cases run on the cluster (7 of them posed as the cluster can",
+            "{n} of {n} cases run on the cluster (9 of them posed as the cluster can",
             n = cases.len()
         )),
         "{out}"
