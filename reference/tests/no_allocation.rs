@@ -13,13 +13,14 @@ use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 #[global_allocator]
 static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
 
-/// The counts are the whole process's: the tests take turns.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+/// The counts are the whole process's (`stats_alloc` counts every thread; a counting allocator
+/// of its own would need `unsafe`, which the workspace forbids), so this binary has one test:
+/// with two, the test runner's main thread reported the first one's result — allocating —
+/// while the second was counting (seen under CI's load: 6 allocations in one warm decision).
+#[test]
+fn nothing_is_allocated_once_warm() {
+    recycled_decisions_allocate_nothing_once_warm_and_decide_the_same();
+    converting_objects_into_views_allocates_nothing_once_warm_and_converts_the_same();
 }
 
 fn hpa() -> HorizontalPodAutoscaler {
@@ -152,9 +153,7 @@ fn run(recycle: bool, ticks: u64) -> (Vec<String>, Vec<usize>) {
     (seen, allocations)
 }
 
-#[test]
 fn recycled_decisions_allocate_nothing_once_warm_and_decide_the_same() {
-    let _turn = one_at_a_time();
     let ticks = 60;
     let (plain, _) = run(false, ticks);
     let (recycled, allocations) = run(true, ticks);
@@ -206,9 +205,7 @@ fn objects(
     (pods, apis)
 }
 
-#[test]
 fn converting_objects_into_views_allocates_nothing_once_warm_and_converts_the_same() {
-    let _turn = one_at_a_time();
     let hpa = hpa();
     let metrics = hpa.spec.metrics.as_deref().unwrap_or_default();
     let changes = hpa_reference::KubernetesVersion::NEWEST.changes();
