@@ -59,11 +59,23 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_rec
     );
     assert!(
         out.contains(&format!(
-            "{n} of {n} cases run on the cluster (9 of them posed as the cluster can",
+            "{n} of {n} cases run on the cluster (11 of them posed as the cluster can",
             n = cases.len()
         )),
         "{out}"
     );
+    for refused in [
+        "docs-failed-rescale.yaml",
+        "scale-update-conflict-retried.yaml",
+    ] {
+        let line = line_of(&out, refused);
+        assert!(
+            line.contains(
+                "its scale update errors refused by the metrics stub's admission webhook"
+            ),
+            "{line}"
+        );
+    }
     let held = line_of(&out, "scale-from-zero-above-min-not-clamped-to-min.yaml");
     assert!(
         held.contains("its starting status written with the HPA held until t = 0 (its scale target `web-held-until-t0`"),
@@ -276,4 +288,50 @@ fn line_of(out: &str, name: &str) -> String {
         .find(|l| l.contains(name))
         .unwrap_or_else(|| panic!("no line names {name}:\n{out}"))
         .to_string()
+}
+
+/// The third party's manifest of docs/kind.md ("Your own HPA controller on a cluster") is one the
+/// lane takes as the controller under test on the default ×5 cluster: exactly one Deployment with
+/// the label the lane looks for, whose first container's args pass the lane's own check of the
+/// run's settings (and the same args at ×1 do not: the check reads them).
+#[test]
+fn the_third_party_example_is_a_controller_the_lane_takes_at_x5() {
+    use hpa_harness::cluster::kube::HPA_CONTROLLER_COMPONENT;
+    use hpa_harness::cluster::plan::{ClusterSettings, check_controller};
+    let text =
+        std::fs::read_to_string(root().join("examples/your-controller-on-kind/controller.yaml"))
+            .unwrap();
+    let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(&text).unwrap();
+    let deployments: Vec<&serde_json::Value> =
+        docs.iter().filter(|d| d["kind"] == "Deployment").collect();
+    assert_eq!(deployments.len(), 1);
+    let d = deployments[0];
+    assert_eq!(
+        d["metadata"]["labels"]["app.kubernetes.io/component"],
+        HPA_CONTROLLER_COMPONENT
+    );
+    let container = &d["spec"]["template"]["spec"]["containers"][0];
+    let args: Vec<String> = container["command"]
+        .as_array()
+        .into_iter()
+        .chain(container["args"].as_array())
+        .flatten()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let mut gates = hpa_reference::KubernetesVersion::V1_37.default_gates();
+    gates.set("HPAScaleToZero", true).unwrap();
+    let x5 = ClusterSettings::defaults_scaled(5);
+    assert_eq!(
+        check_controller("my-hpa/my-hpa", &args, &x5, &gates),
+        Ok(true)
+    );
+    let x1 = ClusterSettings::defaults_scaled(1);
+    assert!(check_controller("my-hpa/my-hpa", &args, &x1, &gates).is_err());
+    // Every object names its kind and, but the cluster-scoped ones, a namespace of its own.
+    for doc in &docs {
+        let kind = doc["kind"].as_str().unwrap();
+        if !["Namespace", "ClusterRole", "ClusterRoleBinding"].contains(&kind) {
+            assert_eq!(doc["metadata"]["namespace"], "my-hpa", "{kind}");
+        }
+    }
 }

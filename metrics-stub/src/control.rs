@@ -99,6 +99,67 @@ pub struct ControlDocument {
     /// How errors are delivered, per API.
     #[serde(default)]
     pub faults: Faults,
+    /// Scale updates to refuse, by the scale target's name: the stub's admission webhook
+    /// ([`ADMISSION_SCALE_PATH`]) denies an UPDATE of that object's `scale` subresource in this
+    /// namespace as the fault says.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub scale: BTreeMap<String, ScaleFault>,
+}
+
+/// The path of the stub's validating admission webhook for scale subresource updates. Open to
+/// any caller (the API server presents no client certificate to webhooks): it only answers
+/// whether a namespace's document refuses an update.
+pub const ADMISSION_SCALE_PATH: &str = "/admission/scale";
+
+/// `GET /control/certificate`: the stub's serving certificate (PEM), which an admission webhook
+/// configuration names as its `caBundle` (the certificate is generated at each start).
+pub const CERTIFICATE_PATH: &str = "/control/certificate";
+
+/// The name the API server gives the webhook in a denial: `admission webhook "<name>" denied
+/// the request: <message>`.
+pub const SCALE_WEBHOOK_NAME: &str = "scale-faults.hpa-conformance.dev";
+
+/// The field manager of the harness's own scale writes (a case's manual scaling), which the
+/// webhook lets through: a case's scale errors are the controller's alone.
+pub const LANE_FIELD_MANAGER: &str = "hpa-conformance-lane";
+
+/// The start of every message of an update the stub's webhook refused (the API server's words,
+/// `k8s.io/apiserver` `webhookerrors.ToStatusErr`), before the fault's own message.
+pub fn denial_prefix() -> String {
+    format!("admission webhook \"{SCALE_WEBHOOK_NAME}\" denied the request: ")
+}
+
+/// How updates of one object's scale are refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScaleFault {
+    /// The denial's message (the API server puts the webhook's words before it).
+    pub update_error: String,
+    /// The denial's `reason` (`Conflict` makes clients see a conflict); none by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_error_reason: Option<String>,
+    /// The denial's HTTP status (400–599): default 409 with the reason `Conflict`, else 400 (the
+    /// API server's own default for a denial).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_error_code: Option<u16>,
+    /// How many updates to refuse before letting them through (none: every one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_failures: Option<u32>,
+    /// When the fault was set (any number the harness chooses): a document with the same fault
+    /// but another `armedAt` starts counting `updateFailures` again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub armed_at: Option<i64>,
+}
+
+impl ScaleFault {
+    /// The HTTP status of a denial.
+    pub fn code(&self) -> u16 {
+        self.update_error_code
+            .unwrap_or(match self.update_error_reason.as_deref() {
+                Some("Conflict") => 409,
+                _ => 400,
+            })
+    }
 }
 
 /// The three metrics APIs, for fault settings and request bookkeeping.
@@ -193,10 +254,10 @@ impl FaultMode {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ControlError {
     /// An error code outside 400–599.
-    #[error("faults.{api}.errorCode {code} is not an HTTP error status (400-599)")]
+    #[error("{field} {code} is not an HTTP error status (400-599)")]
     ErrorCode {
-        /// The API.
-        api: &'static str,
+        /// The field (`faults.custom.errorCode`, `scale.web.updateErrorCode`).
+        field: String,
         /// The code.
         code: u16,
     },
@@ -208,6 +269,16 @@ pub enum ControlError {
         /// The name.
         name: String,
     },
+}
+
+fn check_code(field: impl Fn() -> String, code: u16) -> Result<(), ControlError> {
+    if !(400..=599).contains(&code) {
+        return Err(ControlError::ErrorCode {
+            field: field(),
+            code,
+        });
+    }
+    Ok(())
 }
 
 fn check_name(what: &'static str, name: &str) -> Result<(), ControlError> {
@@ -228,10 +299,11 @@ impl ControlDocument {
             ("custom", &self.faults.custom),
             ("external", &self.faults.external),
         ] {
-            let code = fault.code();
-            if !(400..=599).contains(&code) {
-                return Err(ControlError::ErrorCode { api, code });
-            }
+            check_code(|| format!("faults.{api}.errorCode"), fault.code())?;
+        }
+        for (name, fault) in &self.scale {
+            check_name("scale target", name)?;
+            check_code(|| format!("scale.{name}.updateErrorCode"), fault.code())?;
         }
         for name in self.pods.keys() {
             check_name("pod", name)?;
@@ -320,6 +392,21 @@ mod tests {
         assert_eq!(
             doc.validate().unwrap_err().to_string(),
             "faults.custom.errorCode 200 is not an HTTP error status (400-599)"
+        );
+        let doc: ControlDocument = serde_json::from_str(
+            r#"{"scale": {"web": {"updateError": "no", "updateErrorCode": 302}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            doc.validate().unwrap_err().to_string(),
+            "scale.web.updateErrorCode 302 is not an HTTP error status (400-599)"
+        );
+        let doc: ControlDocument =
+            serde_json::from_str(r#"{"scale": {"web": {"updateError": "no"}}}"#).unwrap();
+        doc.validate().unwrap();
+        assert!(
+            serde_json::from_str::<ControlDocument>(r#"{"scale": {"web": {"updateErorr": "x"}}}"#)
+                .is_err()
         );
     }
 

@@ -11,6 +11,8 @@
 pub mod control;
 
 #[cfg(feature = "server")]
+pub mod admission;
+#[cfg(feature = "server")]
 pub mod answers;
 #[cfg(feature = "server")]
 pub mod auth;
@@ -31,4 +33,4 @@ pub mod wire;
 #[cfg(feature = "server")]
 pub mod x509;
 
-pub use control::{ApiFault, ControlDocument, FaultMode, Faults};
+pub use control::{ApiFault, ControlDocument, FaultMode, Faults, ScaleFault};

@@ -69,6 +69,7 @@ async fn main() -> anyhow::Result<()> {
         (None, None) => tls::self_signed(&args.tls_sans)?,
         _ => bail!("--tls-cert and --tls-key go together"),
     };
+    let certificate: Arc<str> = Arc::from(identity.cert_pem.as_str());
     let client_ca = tls::client_ca_from_pem_file(&args.requestheader_client_ca_file)?;
     let config = tls::server_config(identity, Some(client_ca))?;
     let auth = Auth {
@@ -85,7 +86,7 @@ async fn main() -> anyhow::Result<()> {
         "control API: token required; metrics APIs: front-proxy client certificate required"
     );
     let store = Arc::new(Store::new(Clock::System));
-    let server = Server::start(args.listen, config, store, Arc::new(auth)).await?;
+    let server = Server::start(args.listen, config, certificate, store, Arc::new(auth)).await?;
 
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .context("installing the SIGTERM handler")?;

@@ -7,7 +7,11 @@
 //!   `404 page not found`.
 //! - The control API: `GET /control/namespaces`; `PUT`, `GET`, `DELETE
 //!   /control/namespaces/{ns}`; `GET`, `DELETE /control/namespaces/{ns}/requests`; `GET
-//!   /control/request-times` (every namespace's last metric request instants).
+//!   /control/request-times` (every namespace's last metric request instants); `GET
+//!   /control/certificate` (the serving certificate, PEM: a webhook configuration's `caBundle`).
+//! - `POST /admission/scale`: the validating admission webhook for scale updates
+//!   ([`crate::admission`]), open to any caller (the API server calls webhooks without a client
+//!   certificate).
 //!
 //! Who may call what is [`crate::auth`]'s: the control API needs the control token (checked
 //! before a body is read), every path but the health checks and the control API needs the API
@@ -30,7 +34,7 @@ use axum::extract::{DefaultBodyLimit, FromRef, Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Extension, Router};
 use hyper::body::Incoming;
 use hyper::service::Service as _;
@@ -42,9 +46,10 @@ use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 use tracing::{debug, info, warn};
 
+use crate::admission;
 use crate::answers::{self, Query};
 use crate::auth::{Auth, Peer};
-use crate::control::{ControlDocument, NamespaceList};
+use crate::control::{ADMISSION_SCALE_PATH, CERTIFICATE_PATH, ControlDocument, NamespaceList};
 use crate::discovery;
 use crate::reply::Reply;
 use crate::routes::{MetricRoute, Route, route};
@@ -115,6 +120,8 @@ impl IntoResponse for Reply {
 struct App {
     store: Arc<Store>,
     auth: Arc<Auth>,
+    /// The serving certificate (PEM).
+    certificate: Arc<str>,
 }
 
 impl FromRef<App> for Arc<Store> {
@@ -123,11 +130,16 @@ impl FromRef<App> for Arc<Store> {
     }
 }
 
-/// The router of every path the stub serves. A request's [`Peer`] (its client certificate) is
-/// an extension the connection puts on it; without one, it has presented none.
-pub fn router(store: Arc<Store>, auth: Arc<Auth>) -> Router {
+/// The router of every path the stub serves (`certificate`: the serving certificate, PEM, that
+/// `GET /control/certificate` gives). A request's [`Peer`] (its client certificate) is an
+/// extension the connection puts on it; without one, it has presented none.
+pub fn router(store: Arc<Store>, auth: Arc<Auth>, certificate: Arc<str>) -> Router {
     let body_limit = store.caps().max_document_bytes;
-    let app = App { store, auth };
+    let app = App {
+        store,
+        auth,
+        certificate,
+    };
     let control = Router::new()
         .route("/control/namespaces", get(list_namespaces))
         .route(
@@ -139,11 +151,13 @@ pub fn router(store: Arc<Store>, auth: Arc<Auth>) -> Router {
             get(get_counts).delete(delete_counts),
         )
         .route("/control/request-times", get(get_times))
+        .route(CERTIFICATE_PATH, get(get_certificate))
         .route_layer(middleware::from_fn_with_state(app.clone(), control_auth));
     Router::new()
         .route("/healthz", get(ok))
         .route("/readyz", get(ok))
         .route("/livez", get(ok))
+        .route(ADMISSION_SCALE_PATH, post(review_scale))
         .merge(control)
         .fallback(api)
         .layer(DefaultBodyLimit::max(body_limit))
@@ -284,6 +298,24 @@ async fn get_counts(State(store): State<Arc<Store>>, Path(ns): Path<String>) -> 
     Reply::json(200, &store.counts(&ns))
 }
 
+async fn get_certificate(State(app): State<App>) -> Reply {
+    Reply {
+        status: 200,
+        content_type: "application/x-pem-file".to_string(),
+        body: app.certificate.as_bytes().to_vec(),
+    }
+}
+
+async fn review_scale(
+    State(store): State<Arc<Store>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Reply {
+    match body {
+        Ok(body) => admission::review(&store, &body),
+        Err(e) => control_error(400, "BadRequest", format!("reading the body: {e}")),
+    }
+}
+
 async fn get_times(State(store): State<Arc<Store>>) -> Reply {
     Reply::json(200, &store.times())
 }
@@ -377,16 +409,18 @@ impl Server {
     pub async fn start(
         listen: SocketAddr,
         tls: Arc<rustls::ServerConfig>,
+        certificate: Arc<str>,
         store: Arc<Store>,
         auth: Arc<Auth>,
     ) -> Result<Server, ServeError> {
-        Server::start_with(listen, tls, store, auth, Limits::DEFAULT).await
+        Server::start_with(listen, tls, certificate, store, auth, Limits::DEFAULT).await
     }
 
     /// [`Server::start`] within `limits`.
     pub async fn start_with(
         listen: SocketAddr,
         tls: Arc<rustls::ServerConfig>,
+        certificate: Arc<str>,
         store: Arc<Store>,
         auth: Arc<Auth>,
         limits: Limits,
@@ -402,7 +436,7 @@ impl Server {
             source,
         })?;
         let acceptor = TlsAcceptor::from(tls);
-        let app = router(store.clone(), auth);
+        let app = router(store.clone(), auth, certificate);
         let (stop, mut stopped) = watch::channel(false);
         let slots = Arc::new(Semaphore::new(limits.max_connections));
         let task = tokio::spawn(async move {

@@ -12,7 +12,9 @@
 //!   any other namespace is answered and not recorded), at most 256 distinct request targets of
 //!   at most 1 KiB each per namespace — further targets are counted together under
 //!   [`OVERFLOW_TARGET`] (a metric request is never refused for bookkeeping: the API server asks
-//!   on the HPA controller's behalf) — and the last 256 request instants per namespace.
+//!   on the HPA controller's behalf) — and the last 256 request instants per namespace;
+//! - the scale updates its admission webhook refused, counted per scale fault of a document (so
+//!   bounded by the documents).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -20,7 +22,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as KubeTime;
 use k8s_openapi::jiff::Timestamp;
 
-use crate::control::{ControlDocument, REQUEST_TIMES_KEPT, RequestCounts, RequestTimes};
+use crate::control::{
+    ControlDocument, REQUEST_TIMES_KEPT, RequestCounts, RequestTimes, ScaleFault,
+};
 
 /// Where "now" comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,6 +190,9 @@ struct Inner {
     total_weight: usize,
     counts: BTreeMap<String, BTreeMap<String, u64>>,
     times: BTreeMap<String, VecDeque<i64>>,
+    /// Scale updates refused, per namespace and scale target, with the fault they were refused
+    /// for (another fault starts the count again).
+    denied: BTreeMap<String, BTreeMap<String, (ScaleFault, u32)>>,
 }
 
 /// Documents and counters, shared by all connections (one lock: every critical section is a few
@@ -301,6 +308,7 @@ impl Store {
         let mut inner = self.lock();
         inner.counts.remove(namespace);
         inner.times.remove(namespace);
+        inner.denied.remove(namespace);
         let stored = inner.docs.remove(namespace)?;
         inner.total_weight -= stored.weight;
         Some(stored.doc)
@@ -354,6 +362,46 @@ impl Store {
                 counts.insert(key.to_string(), 1);
             }
         }
+    }
+
+    /// Whether an update of `name`'s scale in `namespace` is refused now: the fault of the
+    /// namespace's document for that object while it has refused fewer than its
+    /// `updateFailures` (every update without it). A refusal is counted; a fault that differs
+    /// from the one counted for (its `armedAt` included) starts the count again.
+    pub fn refuse_scale_update(&self, namespace: &str, name: &str) -> Option<ScaleFault> {
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        let fault = inner.docs.get(namespace)?.doc.scale.get(name)?.clone();
+        let counted = inner
+            .denied
+            .entry(namespace.to_string())
+            .or_default()
+            .entry(name.to_string())
+            .or_insert_with(|| (fault.clone(), 0));
+        if counted.0 != fault {
+            *counted = (fault.clone(), 0);
+        }
+        if fault.update_failures.is_some_and(|n| counted.1 >= n) {
+            return None;
+        }
+        counted.1 = counted.1.saturating_add(1);
+        Some(fault)
+    }
+
+    /// What [`Store::refuse_scale_update`] would answer now, counting nothing (a dry run).
+    pub fn would_refuse_scale_update(&self, namespace: &str, name: &str) -> Option<ScaleFault> {
+        let inner = self.lock();
+        let fault = inner.docs.get(namespace)?.doc.scale.get(name)?.clone();
+        let used = inner
+            .denied
+            .get(namespace)
+            .and_then(|d| d.get(name))
+            .filter(|(counted, _)| *counted == fault)
+            .map_or(0, |(_, n)| *n);
+        if fault.update_failures.is_some_and(|n| used >= n) {
+            return None;
+        }
+        Some(fault)
     }
 
     /// The namespace's request counts.
@@ -482,6 +530,50 @@ mod tests {
         s.delete("b");
         assert_eq!(s.total_weight(), w);
         put(&s, "c", SMALL).unwrap();
+    }
+
+    #[test]
+    fn scale_updates_are_refused_as_many_times_as_the_fault_says() {
+        let s = store(Caps::DEFAULT);
+        let once = r#"{"scale": {"web": {"updateError": "no", "updateFailures": 2}}}"#;
+        put(&s, "a", once).unwrap();
+        assert_eq!(s.refuse_scale_update("b", "web"), None, "no document");
+        assert_eq!(s.refuse_scale_update("a", "db"), None, "another object");
+        assert_eq!(
+            s.refuse_scale_update("a", "web").unwrap().update_error,
+            "no"
+        );
+        // The same fault put again (a new tick's document) keeps the count.
+        put(&s, "a", once).unwrap();
+        assert!(s.refuse_scale_update("a", "web").is_some());
+        assert_eq!(
+            s.refuse_scale_update("a", "web"),
+            None,
+            "two refused: through"
+        );
+        // Armed again: counted afresh.
+        put(
+            &s,
+            "a",
+            r#"{"scale": {"web": {"updateError": "no", "updateFailures": 2, "armedAt": 30}}}"#,
+        )
+        .unwrap();
+        assert!(s.refuse_scale_update("a", "web").is_some());
+        // Without updateFailures every update is refused; a document without the fault, none.
+        put(&s, "a", r#"{"scale": {"web": {"updateError": "no"}}}"#).unwrap();
+        for _ in 0..5 {
+            assert!(s.refuse_scale_update("a", "web").is_some());
+        }
+        put(&s, "a", SMALL).unwrap();
+        assert_eq!(s.refuse_scale_update("a", "web"), None);
+        // Deleting the namespace forgets its counts.
+        put(&s, "a", once).unwrap();
+        assert!(s.refuse_scale_update("a", "web").is_some());
+        s.delete("a");
+        put(&s, "a", once).unwrap();
+        assert!(s.refuse_scale_update("a", "web").is_some());
+        assert!(s.refuse_scale_update("a", "web").is_some());
+        assert_eq!(s.refuse_scale_update("a", "web"), None);
     }
 
     #[test]

@@ -43,9 +43,11 @@ async fn start() -> Stub {
         control_token: ControlToken::new("limits-test-token-0123456789").expect("token"),
         allowed_names: Vec::new(),
     };
+    let certificate: Arc<str> = Arc::from(identity.cert_pem.as_str());
     let server = Server::start_with(
         "127.0.0.1:0".parse::<SocketAddr>().expect("addr"),
         tls::server_config(identity, None).expect("tls"),
+        certificate,
         Arc::new(Store::new(Clock::System)),
         Arc::new(auth),
         LIMITS,

@@ -132,9 +132,11 @@ async fn start_with(store: Store) -> Stub {
         control_token: ControlToken::new(TOKEN).unwrap(),
         allowed_names: vec!["front-proxy-client".to_string()],
     };
+    let certificate: Arc<str> = Arc::from(identity.cert_pem.as_str());
     let server = Server::start(
         "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
         tls::server_config(identity, Some(pki.ca.clone())).unwrap(),
+        certificate,
         Arc::new(store),
         Arc::new(auth),
     )
@@ -1052,4 +1054,54 @@ async fn the_caps_refuse_what_exceeds_them_with_clear_statuses() {
         json!({"namespaces": ["a", "b"]})
     );
     stub.server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_scale_webhook_answers_without_a_client_certificate_and_the_certificate_needs_the_token()
+ {
+    let stub = start().await;
+    let mut doc = document();
+    doc["scale"] = json!({"web": {"updateError": "something went wrong", "updateFailures": 1}});
+    assert_eq!(stub.put("case", &doc).await.status, 201);
+    let review = json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {"uid": "u-1", "name": "web", "namespace": "case", "operation": "UPDATE",
+                    "subResource": "scale"}
+    })
+    .to_string();
+    // As the API server calls a webhook: no client certificate, no token.
+    let json_type = [("content-type", "application/json".to_string())];
+    let ask = || {
+        stub.request_as(
+            Who::NoCert,
+            Method::POST,
+            "/admission/scale",
+            &json_type,
+            Some(review.clone()),
+        )
+    };
+    let denied: Value = serde_json::from_str(&ask().await.unwrap().body).unwrap();
+    assert_eq!(denied["response"]["uid"], "u-1");
+    assert_eq!(denied["response"]["allowed"], false);
+    assert_eq!(
+        denied["response"]["status"]["message"],
+        "something went wrong"
+    );
+    let allowed: Value = serde_json::from_str(&ask().await.unwrap().body).unwrap();
+    assert_eq!(allowed["response"]["allowed"], true, "one failure only");
+
+    // The serving certificate, for a webhook's caBundle: the one the TLS handshake presented.
+    let pem = stub.get("/control/certificate").await;
+    assert_eq!(pem.status, 200);
+    assert!(
+        pem.body.starts_with("-----BEGIN CERTIFICATE-----"),
+        "{}",
+        pem.body
+    );
+    let without_token = stub
+        .request_as(Who::NoCert, Method::GET, "/control/certificate", &[], None)
+        .await
+        .unwrap();
+    assert_eq!(without_token.status, 401);
 }

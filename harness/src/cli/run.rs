@@ -569,7 +569,7 @@ fn run_on_cluster(
         }
         let _ = writeln!(
             out,
-            "{runs} of {} cases run on the cluster ({posed} of them posed as the cluster can, the core showing the same trace); skipped:",
+            "{runs} of {} cases run on the cluster ({posed} of them posed as the cluster can, each saying how on its line); skipped:",
             cases.len()
         );
         for (r, n) in &reasons {

@@ -20,7 +20,7 @@ use crate::case::model::ExpectAt;
 use crate::run::trace::{TickTrace, tick_trace};
 use crate::run::{Failure, check_state, fail};
 use crate::targets::TickOutcome;
-use crate::world::virtual_secs;
+use crate::world::{EPOCH_SECS, virtual_secs};
 
 /// The distinct successive replica counts, starting with the initial one.
 pub fn trajectory(observed: &Observed) -> Vec<i32> {
@@ -46,14 +46,30 @@ fn changes_virtual(trace: &[TickTrace]) -> Vec<(f64, i32)> {
         .collect()
 }
 
-fn changes_observed(observed: &Observed) -> Vec<(f64, i32)> {
+/// When the replica count changed on the cluster: (case seconds, new count). The lane sees a
+/// change at its next sample, which on a loaded machine can come seconds after the controller's
+/// write; where the sample's status stamps the change (`lastScaleTime` moved past the previous
+/// sample, `desiredReplicas` the new count), the change is dated by the stamp's end instead:
+/// `lastScaleTime` is whole real seconds, so the write came within `stamp_width` case seconds
+/// (the time scale) after it — the latest moment both the stamp and the sample allow.
+fn changes_observed(observed: &Observed, stamp_width: f64) -> Vec<(f64, i32)> {
     let mut out = Vec::new();
     let mut last = observed.initial;
+    let mut previous_t = f64::NEG_INFINITY;
     for s in &observed.samples {
         if s.replicas != last {
-            out.push((s.t, s.replicas));
+            let stamped = s
+                .status
+                .last_scale_time
+                .as_ref()
+                .filter(|_| s.status.desired_replicas == s.replicas)
+                .map(|ls| (core_time(ls).as_micros() - EPOCH_SECS * 1_000_000) as f64 / 1e6)
+                .filter(|ls| *ls + stamp_width > previous_t && *ls <= s.t);
+            let t = stamped.map_or(s.t, |ls| s.t.min(ls + stamp_width));
+            out.push((t, s.replicas));
             last = s.replicas;
         }
+        previous_t = s.t;
     }
     out
 }
@@ -214,11 +230,12 @@ pub fn check(
     observed: &Observed,
     virtual_trace: &[TickTrace],
     tolerance: f64,
+    time_scale: u32,
 ) -> Vec<Failure> {
     let mut out = Vec::new();
     let lags = lateness(
         &changes_virtual(virtual_trace),
-        &changes_observed(observed),
+        &changes_observed(observed, f64::from(time_scale.max(1))),
         tolerance,
         &mut out,
     );
@@ -303,6 +320,54 @@ pub fn trace(observed: &Observed) -> Vec<TickTrace> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
+
+    /// A sample at case second `t` with `replicas` and a status whose desired count is that and
+    /// whose lastScaleTime is case second `stamp`.
+    fn sample(t: f64, replicas: i32, stamp: Option<i64>) -> Sample {
+        let status = HorizontalPodAutoscalerStatus {
+            desired_replicas: replicas,
+            last_scale_time: stamp
+                .map(|s| hpa_reference::time::kube_time(crate::world::instant(s))),
+            ..Default::default()
+        };
+        Sample {
+            t,
+            replicas,
+            status,
+            pods: (0, 0),
+        }
+    }
+
+    #[test]
+    fn a_change_seen_late_is_dated_by_its_last_scale_time_stamp() {
+        // Seen at t=25 (the lane's sample late on a loaded machine), stamped t=0 at ×5: the write
+        // came before t=5.
+        let observed = Observed {
+            initial: 10,
+            samples: vec![sample(0.5, 10, None), sample(25.0, 110, Some(0))],
+            events: Vec::new(),
+        };
+        assert_eq!(changes_observed(&observed, 5.0), vec![(5.0, 110)]);
+        // At ×1 the stamp's second is the bound.
+        assert_eq!(changes_observed(&observed, 1.0), vec![(1.0, 110)]);
+        // A stamp older than the previous sample is an earlier change's: the sample dates it.
+        let stale = Observed {
+            initial: 10,
+            samples: vec![sample(20.0, 10, Some(0)), sample(25.0, 110, Some(0))],
+            events: Vec::new(),
+        };
+        assert_eq!(changes_observed(&stale, 5.0), vec![(25.0, 110)]);
+        // A status that does not have the new count yet: the sample dates it.
+        let mut behind = sample(25.0, 110, Some(15));
+        behind.status.desired_replicas = 10;
+        let behind = Observed {
+            initial: 10,
+            samples: vec![sample(0.5, 10, None), behind],
+            events: Vec::new(),
+        };
+        assert_eq!(changes_observed(&behind, 5.0), vec![(25.0, 110)]);
+    }
 
     #[test]
     fn a_walk_down_that_goes_on_after_the_end_is_not_a_failure() {

@@ -135,10 +135,24 @@ pub async fn heartbeat(client: &Client) -> KubeResult<()> {
 
 /// Creates a namespace for a case, labelled with the run id.
 pub async fn create_namespace(client: &Client, name: &str, run: &str) -> KubeResult<()> {
+    create_namespace_labelled(client, name, run, &[]).await
+}
+
+/// [`create_namespace`] with `extra` labels too.
+pub async fn create_namespace_labelled(
+    client: &Client,
+    name: &str,
+    run: &str,
+    extra: &[(&str, &str)],
+) -> KubeResult<()> {
     let api: Api<Namespace> = Api::all(client.clone());
+    let mut labels = json!({RUN_LABEL: run, MANAGED_LABEL: MANAGED_BY});
+    for (k, v) in extra {
+        labels[*k] = json!(v);
+    }
     let ns: Namespace = serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Namespace",
-        "metadata": {"name": name, "labels": {RUN_LABEL: run, MANAGED_LABEL: MANAGED_BY}}
+        "metadata": {"name": name, "labels": labels}
     }))
     .map_err(|e| e.to_string())?;
     api.create(&PostParams::default(), &ns)
@@ -286,9 +300,14 @@ pub async fn set_replicas(
 ) -> KubeResult<()> {
     let api: Api<DynamicObject> =
         Api::namespaced_with(client.clone(), ns, &workload_resource(kind));
+    // The lane's own field manager: the stub's scale webhook lets these through (`webhook`).
+    let params = PatchParams {
+        field_manager: Some(hpa_metrics_stub::control::LANE_FIELD_MANAGER.to_string()),
+        ..PatchParams::default()
+    };
     api.patch_scale(
         name,
-        &PatchParams::default(),
+        &params,
         &Patch::Merge(&json!({"spec": {"replicas": replicas}})),
     )
     .await

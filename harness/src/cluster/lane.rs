@@ -354,12 +354,14 @@ fn api_of(case: &Case, key: &str) -> Option<StubApi> {
 }
 
 /// The stub's document: the metrics, the namespace's pods (the real ones, and the pods only the
-/// metrics know of, `stray`, with their labels) and the APIs to answer as unregistered.
+/// metrics know of, `stray`, with their labels), the APIs to answer as unregistered and the
+/// members' scale update errors.
 fn stub_doc(
     apis: &MetricsApis,
     real: &[Pod],
     stray: &[(String, BTreeMap<String, String>)],
     unregistered: &BTreeSet<StubApi>,
+    members: &[Member<'_>],
 ) -> ControlDocument {
     let mut faults = Faults::default();
     for api in unregistered {
@@ -383,6 +385,14 @@ fn stub_doc(
             .collect(),
         metrics: apis.clone(),
         faults,
+        // Each scale target's update errors, as far as the timeline went (`webhook`).
+        scale: members
+            .iter()
+            .filter_map(|m| {
+                let fault = super::webhook::fault_of(m.timeline[..m.applied].iter().copied())?;
+                Some((m.target.clone(), fault))
+            })
+            .collect(),
     }
 }
 
@@ -735,7 +745,7 @@ async fn prelude_reconciled(
 /// `unable to get metric qps on Deployment test-namespace/some-deployment`).
 fn in_case_terms(message: &str, ns: &str, case: &Case) -> String {
     let case_ns = case.hpa.metadata.namespace.as_deref().unwrap_or("default");
-    message.replace(ns, case_ns)
+    super::webhook::in_case_terms(message).replace(ns, case_ns)
 }
 
 /// Waits until the controller has reconciled the held HPA (`plan::starting_status`) since the
@@ -805,7 +815,7 @@ async fn held(
         merge_metrics(&mut apis, a);
         stray.extend(s);
     }
-    let doc = stub_doc(&apis, &reals.concat(), &stray, unregistered);
+    let doc = stub_doc(&apis, &reals.concat(), &stray, unregistered, members);
     if doc != *last_doc {
         lane.stub.put(ns, &doc).await?;
         *last_doc = doc;
@@ -1032,7 +1042,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
         stray.extend(s);
     }
     let all_real: Vec<Pod> = reals.concat();
-    let mut last_doc = stub_doc(&apis, &all_real, &stray, &unregistered);
+    let mut last_doc = stub_doc(&apis, &all_real, &stray, &unregistered, &members);
     let mut seen_prelude = BTreeMap::new();
     // t = 0's answers, which a prelude's are made from.
     let at_zero = last_doc.metrics.clone();
@@ -1167,7 +1177,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
                 all_real.extend(real);
                 at.push((ti, replicas));
             }
-            let doc = stub_doc(&apis, &all_real, &stray, &unregistered);
+            let doc = stub_doc(&apis, &all_real, &stray, &unregistered, &members);
             if doc != last_doc {
                 lane.stub.put(ns, &doc).await?;
                 last_doc = doc;

@@ -39,6 +39,7 @@ pub mod seed;
 pub mod stub;
 #[cfg(test)]
 mod testing;
+pub mod webhook;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -351,6 +352,12 @@ impl Posed {
                 "its starting status written with the HPA held until t = 0 (its scale target `{}` until then, which does not exist: Kubernetes {} reconciles a new HPA at once)",
                 plan::held_target(&self.plan.hpa.spec.scale_target_ref.name),
                 cluster.version
+            ));
+        }
+        if self.plan.scale_faults {
+            parts.push(format!(
+                "its scale update errors refused by the metrics stub's admission webhook (the API server words each `{}<the case's error>`; read as the case's)",
+                hpa_metrics_stub::control::denial_prefix()
             ));
         }
         if let Some((_, why)) = &self.fresh {
@@ -836,6 +843,8 @@ async fn run_all_async(
     if runnable.is_empty() {
         return Ok((description, results.into_values().collect()));
     }
+    // Whether a case refuses scale updates: the run registers the stub's webhook for them.
+    let scale_faults = runnable.iter().any(|(i, _)| webhook::needs(&cases[*i]));
     // The settings groups: the cluster's own flags first, then each other set of flags.
     let mut groups: Vec<(ClusterSettings, Vec<(usize, Posed)>)> =
         vec![(opts.settings.clone(), Vec::new())];
@@ -889,6 +898,11 @@ async fn run_all_async(
         (k8s_openapi::jiff::Timestamp::now().as_millisecond() as u64) & 0xfffff
     );
 
+    if scale_faults && let Err(e) = webhook::install(&client, &stub, &run_id).await {
+        kube::delete_sim_node(&client).await;
+        return Err(ClusterError::Connect(e));
+    }
+
     // The simulated node's heartbeat, for as long as the run lasts.
     let hb_client = client.clone();
     let heartbeat = tokio::spawn(async move {
@@ -926,6 +940,9 @@ async fn run_all_async(
     // goes too, as does the simulated node.
     kube::delete_run_namespaces(&client, &run_id).await;
     kube::delete_sim_node(&client).await;
+    if scale_faults {
+        webhook::remove(&client, &run_id).await;
+    }
     // The controller gets its own flags back, however the run ended.
     let mut restore_failed = None;
     if let Some(c) = &known {
@@ -1130,7 +1147,12 @@ async fn run_one(shared: Shared, written: Case, i: usize, posed: Posed) -> (usiz
     // The timing tolerance follows the controller's sync period as it runs now.
     let tolerance =
         flags.case_sync_period() + margin.as_secs_f64() * f64::from(flags.time_scale.max(1));
-    let outcome = match kube::create_namespace(&client, &ns, &run_id).await {
+    let labels: &[(&str, &str)] = if webhook::needs(&case) {
+        &[(webhook::SCALE_FAULTS_LABEL, "true")]
+    } else {
+        &[]
+    };
+    let outcome = match kube::create_namespace_labelled(&client, &ns, &run_id, labels).await {
         Err(e) => Err(e),
         Ok(()) => {
             let lane = lane::Lane {
@@ -1164,7 +1186,7 @@ async fn run_one(shared: Shared, written: Case, i: usize, posed: Posed) -> (usiz
             let cases = std::iter::once(&case).chain(&case.members);
             for (k, ((c, seen), truth)) in cases.zip(&observed).zip(truths).enumerate() {
                 let name = c.file.hpa.metadata.name.clone().unwrap_or_default();
-                for mut f in check::check(c, seen, truth, tolerance) {
+                for mut f in check::check(c, seen, truth, tolerance, flags.time_scale) {
                     if k > 0 {
                         f.hpa = Some(name.clone());
                     }

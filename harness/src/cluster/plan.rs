@@ -389,6 +389,9 @@ pub struct Plan {
     /// The other HPAs the controller is to know before the case's first reconcile
     /// (`otherHpas`, [`other_hpas`]).
     pub others: Vec<OtherPlan>,
+    /// Whether the timeline refuses scale updates, which the stub's admission webhook poses
+    /// (`super::webhook`).
+    pub scale_faults: bool,
 }
 
 /// An other HPA (`otherHpas`) as the lane creates it.
@@ -475,6 +478,7 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             prelude: None,
             held: false,
             others: Vec::new(),
+            scale_faults: false,
         });
     }
     if f.memory.is_some() {
@@ -528,9 +532,9 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
         }
     }
     for e in &f.timeline {
-        if e.scale_api.is_some() {
+        if e.scale_api.as_ref().is_some_and(|s| s.get_error.is_some()) {
             return Err(format!(
-                "makes the scale subresource fail at t={}, which a real API server cannot be made to do on cue",
+                "makes reading the scale subresource fail at t={}, which a real API server cannot be made to do on cue (the lane's admission webhook refuses updates, and a webhook never sees a read)",
                 e.at
             ));
         }
@@ -607,6 +611,7 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
         prelude: None,
         held,
         others,
+        scale_faults: super::webhook::needs(case),
     })
 }
 

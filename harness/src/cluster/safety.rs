@@ -12,6 +12,7 @@
 use std::time::{Duration, Instant};
 
 use hpa_metrics_stub::control::{SERVICE_NAME, SYSTEM_NAMESPACE};
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::Client;
@@ -190,6 +191,12 @@ pub async fn clean(client: &Client, wait: Duration) -> KubeResult<Cleaned> {
     let nodes: Api<Node> = Api::all(client.clone());
     for name in delete_listed(&nodes, &lp, "nodes").await? {
         cleaned.others.push(format!("node/{name}"));
+    }
+    let webhooks: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    for name in delete_listed(&webhooks, &lp, "validatingwebhookconfigurations").await? {
+        cleaned
+            .others
+            .push(format!("validatingwebhookconfiguration/{name}"));
     }
     let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
     for name in delete_listed(&leases, &lp, "leases").await? {

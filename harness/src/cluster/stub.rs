@@ -7,8 +7,9 @@
 use std::time::Duration;
 
 use hpa_metrics_stub::control::{
-    CONTROL_SECRET_KEY, CONTROL_SECRET_NAME, CONTROL_TOKEN_HEADER, ControlDocument, RequestTimes,
-    SERVICE_NAME, SERVICE_PORT_NAME, SYSTEM_NAMESPACE, control_proxy_path, probe_paths,
+    CERTIFICATE_PATH, CONTROL_SECRET_KEY, CONTROL_SECRET_NAME, CONTROL_TOKEN_HEADER,
+    ControlDocument, RequestTimes, SERVICE_NAME, SERVICE_PORT_NAME, SYSTEM_NAMESPACE,
+    control_proxy_path, probe_paths,
 };
 use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
@@ -112,6 +113,17 @@ impl StubControl {
         let _ = self
             .send(http::Method::DELETE, control_proxy_path(ns), Vec::new())
             .await;
+    }
+
+    /// The stub's serving certificate (PEM): what a webhook configuration that calls it trusts.
+    pub async fn certificate(&self) -> KubeResult<String> {
+        self.send(
+            http::Method::GET,
+            format!("{}{CERTIFICATE_PATH}", proxy_root()),
+            Vec::new(),
+        )
+        .await
+        .map_err(|e| format!("reading the metrics stub's certificate: {e}"))
     }
 
     /// Every namespace's last metric request instants.
