@@ -85,6 +85,13 @@ pub fn review(store: &Store, body: &[u8]) -> Reply {
     let response = match refused {
         None => json!({"uid": request.uid, "allowed": true}),
         Some(fault) => {
+            tracing::info!(
+                namespace = %request.namespace,
+                name = %request.name,
+                code = fault.code(),
+                reason = fault.update_error_reason.as_deref().unwrap_or(""),
+                "admission: a scale update refused"
+            );
             let mut status = json!({
                 "status": "Failure",
                 "message": fault.update_error,

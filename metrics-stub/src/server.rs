@@ -311,16 +311,7 @@ async fn review_scale(
     body: Result<Bytes, BytesRejection>,
 ) -> Reply {
     match body {
-        Ok(body) => {
-            let reply = admission::review(&store, &body);
-            if reply.body_text().contains("\"allowed\":false") {
-                info!(
-                    "admission: a scale update refused ({})",
-                    reply.body_text().trim()
-                );
-            }
-            reply
-        }
+        Ok(body) => admission::review(&store, &body),
         Err(e) => control_error(400, "BadRequest", format!("reading the body: {e}")),
     }
 }

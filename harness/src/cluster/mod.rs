@@ -844,7 +844,7 @@ async fn run_all_async(
         return Ok((description, results.into_values().collect()));
     }
     // Whether a case refuses scale updates: the run registers the stub's webhook for them.
-    let scale_faults = runnable.iter().any(|(i, _)| webhook::needs(&cases[*i]));
+    let scale_faults = runnable.iter().any(|(_, p)| p.plan.scale_faults);
     // The settings groups: the cluster's own flags first, then each other set of flags.
     let mut groups: Vec<(ClusterSettings, Vec<(usize, Posed)>)> =
         vec![(opts.settings.clone(), Vec::new())];
@@ -1147,7 +1147,7 @@ async fn run_one(shared: Shared, written: Case, i: usize, posed: Posed) -> (usiz
     // The timing tolerance follows the controller's sync period as it runs now.
     let tolerance =
         flags.case_sync_period() + margin.as_secs_f64() * f64::from(flags.time_scale.max(1));
-    let labels: &[(&str, &str)] = if webhook::needs(&case) {
+    let labels: &[(&str, &str)] = if plan.scale_faults {
         &[(webhook::SCALE_FAULTS_LABEL, "true")]
     } else {
         &[]
