@@ -59,7 +59,7 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_rec
     );
     assert!(
         out.contains(&format!(
-            "{n} of {n} cases run on the cluster (11 of them posed as the cluster can",
+            "{n} of {n} cases run on the cluster (12 of them posed as the cluster can",
             n = cases.len()
         )),
         "{out}"
@@ -76,6 +76,13 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_rec
             "{line}"
         );
     }
+    let rollout = line_of(&out, "docs-rollout-halving-the-memory-request.yaml");
+    assert!(
+        rollout.contains(
+            "its rollout carried out by the cluster's Deployment controller (a real new ReplicaSet"
+        ),
+        "{rollout}"
+    );
     let held = line_of(&out, "scale-from-zero-above-min-not-clamped-to-min.yaml");
     assert!(
         held.contains("its starting status written with the HPA held until t = 0 (its scale target `web-held-until-t0`"),

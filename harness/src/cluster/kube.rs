@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodSpec};
@@ -313,6 +314,42 @@ pub async fn set_replicas(
     .await
     .map_err(err("scaling the target"))?;
     Ok(())
+}
+
+/// Patches the Deployment `name` (a strategic merge; a rollout's, `rollout`).
+pub async fn patch_deployment(
+    client: &Client,
+    ns: &str,
+    name: &str,
+    patch: &Value,
+) -> KubeResult<()> {
+    let api: Api<Deployment> = Api::namespaced(client.clone(), ns);
+    api.patch(name, &PatchParams::default(), &Patch::Strategic(patch))
+        .await
+        .map_err(err("rolling the Deployment out"))?;
+    Ok(())
+}
+
+/// The ReplicaSets selected by `selector`, by name, with their revision as the world counts
+/// them (`rollout::replica_set_revisions`).
+pub async fn replica_set_revisions(
+    client: &Client,
+    ns: &str,
+    selector: &str,
+) -> KubeResult<BTreeMap<String, u32>> {
+    let api: Api<ReplicaSet> = Api::namespaced(client.clone(), ns);
+    let list = api
+        .list(&ListParams::default().labels(selector))
+        .await
+        .map_err(err("listing the ReplicaSets"))?;
+    Ok(super::rollout::replica_set_revisions(
+        list.items.iter().map(|rs| {
+            (
+                rs.metadata.name.as_deref().unwrap_or_default(),
+                super::rollout::revision_annotation_of(rs.metadata.annotations.as_ref()),
+            )
+        }),
+    ))
 }
 
 /// Creates the HPA.

@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::kube as k;
 use super::plan::{ClusterSettings, Plan, WorkloadKind, held_target, scale_behavior};
+use super::rollout;
 use crate::case::Case;
 use crate::world::{EPOCH_SECS, World};
 
@@ -155,12 +156,19 @@ fn scaled_window(window: &str, scale: i64) -> String {
 }
 
 /// The world's metrics answers for the cluster: pod names mapped to the real pods, times moved
-/// to the cluster's clock, windows divided by the time scale.
+/// `ahead` case seconds (see [`stamp_of`]) and to the cluster's clock, windows divided by the
+/// time scale.
 fn real_metrics(
     apis: &MetricsApis,
     names: &BTreeMap<String, String>,
     clock: &Clock,
+    ahead: i64,
 ) -> MetricsApis {
+    let moved = Clock {
+        t0: clock.t0 + ahead * MICROS / clock.scale,
+        scale: clock.scale,
+    };
+    let clock = &moved;
     let mut out = apis.clone();
     out.resource.items = apis
         .resource
@@ -206,6 +214,19 @@ fn real_metrics(
     out
 }
 
+/// The case second the metrics served at case time `now` are stamped with: the reconcile they
+/// are for — the sync-period tick nearest `now`, the one the timeline's entries are applied for
+/// half a period early — as the virtual-time runner stamps a tick's samples with the tick. A
+/// sample's age against a pod's Ready transition (the CPU readiness rules) is then the virtual
+/// run's, not the lane's cycle's: a floor of the wall clock would stamp the reconcile at 30's
+/// sample 27.5–29.9, and a pod Ready at 0 with a 30 s window would stay unready for it.
+fn stamp_of(now: f64, period: f64) -> i64 {
+    if period <= 0.0 {
+        return now.floor() as i64;
+    }
+    ((now / period).round() * period).floor() as i64
+}
+
 /// A status the case seeds, with its times (world instants) moved to the cluster's clock.
 fn real_status_of_hpa(
     status: &HorizontalPodAutoscalerStatus,
@@ -247,11 +268,13 @@ fn creation(p: &Pod) -> (i64, String) {
 
 /// The pods of the case, oldest first: the live ones and those the lane deleted on the timeline's
 /// cue (`kept`, listed while they terminate, as the case's world lists them); any other
-/// terminating pod (a workload's scale-down) is removed at once.
+/// terminating pod (a workload's scale-down) is removed at once — unless the workload is
+/// `rolling` out, where [`mirror_rollout_pods`] keeps as many as the world lists.
 async fn live_pods(
     lane: &Lane<'_>,
     selector: &str,
     kept: &BTreeSet<String>,
+    rolling: bool,
 ) -> Result<Vec<Pod>, String> {
     let api: Api<Pod> = Api::namespaced(lane.client.clone(), &lane.namespace);
     let list = api
@@ -260,7 +283,8 @@ async fn live_pods(
         .map_err(|e| format!("listing pods: {e}"))?;
     let mut live = Vec::new();
     for p in list.items {
-        let keep = p.metadata.name.as_ref().is_some_and(|n| kept.contains(n));
+        // During a rollout the pairing decides which terminating pods stay (`rollout`).
+        let keep = rolling || p.metadata.name.as_ref().is_some_and(|n| kept.contains(n));
         if p.metadata.deletion_timestamp.is_some() && !keep {
             if let Some(n) = &p.metadata.name {
                 k::force_delete_pod(lane.client, &lane.namespace, n).await;
@@ -323,15 +347,70 @@ async fn mirror_pods(
             k::delete_pod_gracefully(lane.client, &lane.namespace, &rn).await?;
             kept.insert(rn.clone());
         }
-        let resize = resize_of(w, r);
-        if !resize.is_empty() {
-            k::resize_pod(lane.client, &lane.namespace, &rn, &Value::Array(resize)).await?;
+        paint(lane, w, r, &rn, clock, written).await?;
+        names.insert(wn, rn);
+    }
+    Ok(names)
+}
+
+/// Writes the world's pod `w` on the real pod `r` (named `rn`): its requests by an in-place
+/// resize where they differ, its status where it changed since the last write (`written`).
+async fn paint(
+    lane: &Lane<'_>,
+    w: &Pod,
+    r: &Pod,
+    rn: &str,
+    clock: &Clock,
+    written: &mut BTreeMap<String, Value>,
+) -> Result<(), String> {
+    let resize = resize_of(w, r);
+    if !resize.is_empty() {
+        k::resize_pod(lane.client, &lane.namespace, rn, &Value::Array(resize)).await?;
+    }
+    let status = real_status(w, clock);
+    if written.get(rn) != Some(&status) {
+        k::patch_pod_status(lane.client, &lane.namespace, rn, &status).await?;
+        written.insert(rn.to_string(), status);
+    }
+    Ok(())
+}
+
+/// [`mirror_pods`] for a workload rolling out: the real pods are the cluster's Deployment's, old
+/// and new ReplicaSets' alike, paired with the world's by [`rollout::pair`] (`revisions`: each
+/// world pod's template revision); the real pods terminating beyond those the world lists are
+/// removed. The lane deletes nothing on the world's cue here: the Deployment's controller does.
+async fn mirror_rollout_pods(
+    lane: &Lane<'_>,
+    world_pods: &[Pod],
+    revisions: &[u32],
+    selector: &str,
+    real: &[Pod],
+    clock: &Clock,
+    written: &mut BTreeMap<String, Value>,
+) -> Result<BTreeMap<String, String>, String> {
+    let sets = k::replica_set_revisions(lane.client, &lane.namespace, selector).await?;
+    let world_slots: Vec<rollout::Slot> = world_pods
+        .iter()
+        .zip(revisions)
+        .map(|(p, revision)| rollout::Slot {
+            terminating: p.metadata.deletion_timestamp.is_some(),
+            revision: *revision,
+        })
+        .collect();
+    let real_slots: Vec<rollout::Slot> = real.iter().map(|p| rollout::slot_of(p, &sets)).collect();
+    let pairing = rollout::pair(&world_slots, &real_slots);
+    for i in pairing.surplus {
+        if let Some(n) = &real[i].metadata.name {
+            k::force_delete_pod(lane.client, &lane.namespace, n).await;
         }
-        let status = real_status(w, clock);
-        if written.get(&rn) != Some(&status) {
-            k::patch_pod_status(lane.client, &lane.namespace, &rn, &status).await?;
-            written.insert(rn.clone(), status);
-        }
+    }
+    let mut names = BTreeMap::new();
+    for (wi, ri) in pairing.pairs {
+        let (w, r) = (&world_pods[wi], &real[ri]);
+        let (Some(wn), Some(rn)) = (w.metadata.name.clone(), r.metadata.name.clone()) else {
+            continue;
+        };
+        paint(lane, w, r, &rn, clock, written).await?;
         names.insert(wn, rn);
     }
     Ok(names)
@@ -351,6 +430,19 @@ fn api_of(case: &Case, key: &str) -> Option<StubApi> {
         "External" => StubApi::External,
         _ => StubApi::Custom,
     })
+}
+
+/// Notes a timeline entry's metrics API answered as unregistered (or registered again) in `set`.
+fn note(case: &Case, e: &crate::case::model::TimelineEntry, set: &mut BTreeSet<StubApi>) {
+    if let Some(m) = &e.metric_error
+        && let Some(api) = api_of(case, &m.metric)
+    {
+        if m.unregistered {
+            set.insert(api);
+        } else {
+            set.remove(&api);
+        }
+    }
 }
 
 /// The stub's document: the metrics, the namespace's pods (the real ones, and the pods only the
@@ -429,6 +521,34 @@ struct Member<'c> {
 }
 
 impl Member<'_> {
+    /// Whether the timeline has rolled the workload out (its pods are then paired by
+    /// [`mirror_rollout_pods`]).
+    fn rolling(&self) -> bool {
+        self.world.revision() > 0
+    }
+
+    /// The pods of the member's workload ([`live_pods`]).
+    async fn pods(&self, lane: &Lane<'_>) -> Result<Vec<Pod>, String> {
+        live_pods(lane, &self.selector, &self.kept, self.rolling()).await
+    }
+
+    /// Applies a timeline entry's rollout to the real Deployment (`rollout`): after the world
+    /// has applied it, so its template is the new revision's.
+    async fn roll_out(
+        &self,
+        lane: &Lane<'_>,
+        e: &crate::case::model::TimelineEntry,
+    ) -> Result<(), String> {
+        let Some(r) = &e.rollout else { return Ok(()) };
+        let patch = rollout::deployment_patch(
+            r,
+            self.world.revision(),
+            &self.world.pod_template().1,
+            lane.settings.time_scale,
+        )?;
+        k::patch_deployment(lane.client, &lane.namespace, &self.target, &patch).await
+    }
+
     /// The pods the world's metrics answer for that do not exist, with the workload's labels (so
     /// the stub serves them to a request for the HPA's selector, as the world does).
     fn stray(&self) -> Vec<(String, BTreeMap<String, String>)> {
@@ -446,18 +566,35 @@ impl Member<'_> {
         &mut self,
         lane: &Lane<'_>,
         t: i64,
+        stamp: i64,
         real: &[Pod],
         clock: &Clock,
         written: &mut BTreeMap<String, Value>,
     ) -> Result<(MetricsApis, Vec<(String, BTreeMap<String, String>)>), String> {
         let snapshot = self.world.snapshot(t);
-        let mut names =
-            mirror_pods(lane, &snapshot.pods, real, clock, written, &mut self.kept).await?;
+        let mut names = if self.rolling() {
+            let revisions = self.world.pod_revisions();
+            mirror_rollout_pods(
+                lane,
+                &snapshot.pods,
+                &revisions,
+                &self.selector,
+                real,
+                clock,
+                written,
+            )
+            .await?
+        } else {
+            mirror_pods(lane, &snapshot.pods, real, clock, written, &mut self.kept).await?
+        };
         let stray = self.stray();
         for (p, _) in &stray {
             names.entry(p.clone()).or_insert_with(|| p.clone());
         }
-        Ok((real_metrics(&snapshot.metrics, &names, clock), stray))
+        Ok((
+            real_metrics(&snapshot.metrics, &names, clock, stamp - t),
+            stray,
+        ))
     }
 }
 
@@ -528,7 +665,7 @@ fn ended(p: &Pod) -> bool {
 async fn wait_for_pods(lane: &Lane<'_>, m: &Member<'_>, want: usize) -> Result<Vec<Pod>, String> {
     let mut real = Vec::new();
     for _ in 0..120 {
-        real = live_pods(lane, &m.selector, &m.kept).await?;
+        real = m.pods(lane).await?;
         if real.len() == want {
             return Ok(real);
         }
@@ -539,6 +676,57 @@ async fn wait_for_pods(lane: &Lane<'_>, m: &Member<'_>, want: usize) -> Result<V
         m.plan.kind,
         m.target,
         real.len()
+    ))
+}
+
+/// A rollout at t = 0, before the HPA exists: the world applies the rest of t = 0's entries
+/// (the rollout first) and moves the rollout on at t = 0, the lane patches the real Deployment,
+/// and waits until the cluster's Deployment and ReplicaSet controllers have made as many live
+/// pods of each revision as the world lists at t = 0 (the old pods' statuses were written, so
+/// the controllers see them available). The workload's pods then.
+async fn roll_out_at_start(
+    lane: &Lane<'_>,
+    m: &mut Member<'_>,
+    unregistered: &mut BTreeSet<StubApi>,
+) -> Result<Vec<Pod>, String> {
+    while m.applied < m.timeline.len() && m.timeline[m.applied].at == 0 {
+        let e = m.timeline[m.applied];
+        m.world.apply(e, 0);
+        note(m.case, e, unregistered);
+        m.roll_out(lane, e).await?;
+        m.applied += 1;
+    }
+    m.world.advance(0);
+    let live = |slots: &mut dyn Iterator<Item = rollout::Slot>| -> BTreeMap<u32, usize> {
+        let mut n = BTreeMap::new();
+        for s in slots.filter(|s| !s.terminating) {
+            *n.entry(s.revision).or_insert(0) += 1;
+        }
+        n
+    };
+    let world_pods = m.world.snapshot(0).pods;
+    let want = live(
+        &mut world_pods
+            .iter()
+            .zip(m.world.pod_revisions())
+            .map(|(p, revision)| rollout::Slot {
+                terminating: p.metadata.deletion_timestamp.is_some(),
+                revision,
+            }),
+    );
+    let mut got = BTreeMap::new();
+    for _ in 0..80 {
+        let real = m.pods(lane).await?;
+        let sets = k::replica_set_revisions(lane.client, &lane.namespace, &m.selector).await?;
+        got = live(&mut real.iter().map(|p| rollout::slot_of(p, &sets)));
+        if got == want {
+            return Ok(real);
+        }
+        tokio::time::sleep(Duration::from_millis(125)).await;
+    }
+    Err(format!(
+        "the Deployment {} rolled out to {got:?} live pods by revision in 10 s, the world to {want:?}",
+        m.target
     ))
 }
 
@@ -811,7 +999,7 @@ async fn held(
     let mut apis = MetricsApis::default();
     let mut stray = Vec::new();
     for (m, real) in members.iter_mut().zip(reals) {
-        let (a, s) = m.mirror(lane, 0, real, &clock, written).await?;
+        let (a, s) = m.mirror(lane, 0, 0, real, &clock, written).await?;
         merge_metrics(&mut apis, a);
         stray.extend(s);
     }
@@ -944,19 +1132,13 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
         )
         .collect();
     let mut unregistered = BTreeSet::new();
-    let note = |case: &Case, e: &crate::case::model::TimelineEntry, set: &mut BTreeSet<StubApi>| {
-        if let Some(m) = &e.metric_error
-            && let Some(api) = api_of(case, &m.metric)
-        {
-            if m.unregistered {
-                set.insert(api);
-            } else {
-                set.remove(&api);
-            }
-        }
-    };
     for m in &mut members {
-        while m.applied < m.timeline.len() && m.timeline[m.applied].at == 0 {
+        // A rollout at t = 0 (and what follows it at t = 0) waits for the workload to exist with
+        // the template it rolls from (`roll_out_at_start`).
+        while m.applied < m.timeline.len()
+            && m.timeline[m.applied].at == 0
+            && m.timeline[m.applied].rollout.is_none()
+        {
             m.world.apply(m.timeline[m.applied], 0);
             note(m.case, m.timeline[m.applied], &mut unregistered);
             m.applied += 1;
@@ -1030,14 +1212,22 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
         .prelude
         .as_ref()
         .map_or(0, |p| i64::from(p.seconds) * MICROS / i64::from(scale));
-    let create_at = (wall_micros() / MICROS + 2) * MICROS;
+    // A rollout at t = 0 is carried out by the cluster's Deployment controller before the HPA
+    // exists: a few seconds more before it (`roll_out_at_start`).
+    let at_start = members.iter().any(|m| m.applied < m.timeline.len());
+    let create_at = (wall_micros() / MICROS + if at_start { 12 } else { 2 }) * MICROS;
     let t0 = create_at + lead + prelude;
     let mut clock = Clock::new(t0, scale);
     let mut written = BTreeMap::new();
     let mut apis = MetricsApis::default();
     let mut stray = Vec::new();
-    for (m, real) in members.iter_mut().zip(&reals) {
-        let (a, s) = m.mirror(lane, 0, real, &clock, &mut written).await?;
+    for (m, real) in members.iter_mut().zip(reals.iter_mut()) {
+        m.world.advance(0);
+        let (mut a, mut s) = m.mirror(lane, 0, 0, real, &clock, &mut written).await?;
+        if m.applied < m.timeline.len() && m.timeline[m.applied].at == 0 {
+            *real = roll_out_at_start(lane, m, &mut unregistered).await?;
+            (a, s) = m.mirror(lane, 0, 0, real, &clock, &mut written).await?;
+        }
         merge_metrics(&mut apis, a);
         stray.extend(s);
     }
@@ -1154,6 +1344,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
                     if e.set_replicas.is_some() {
                         k::set_replicas(c, ns, m.plan.kind, &m.target, m.world.replicas()).await?;
                     }
+                    m.roll_out(lane, e).await?;
                     if let Some(p) = &e.hpa_patch {
                         let mut p = p.clone();
                         scale_behavior(&mut p, scale)?;
@@ -1170,8 +1361,13 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
                         format!("the scale target went to {replicas} replicas: {e}")
                     })?;
                 }
-                let real = live_pods(lane, &m.selector, &m.kept).await?;
-                let (a, s) = m.mirror(lane, ti, &real, &clock, &mut written).await?;
+                // Between ticks a rollout moves on, as the cluster's Deployment does.
+                m.world.advance(ti);
+                let real = m.pods(lane).await?;
+                let stamp = stamp_of(now, lane.settings.case_sync_period()).max(ti);
+                let (a, s) = m
+                    .mirror(lane, ti, stamp, &real, &clock, &mut written)
+                    .await?;
                 merge_metrics(&mut apis, a);
                 stray.extend(s);
                 all_real.extend(real);
@@ -1317,6 +1513,16 @@ mod tests {
             in_case_terms("no namespace here", ns, &case),
             "no namespace here"
         );
+    }
+
+    #[test]
+    fn samples_are_stamped_with_the_nearest_tick() {
+        assert_eq!(stamp_of(29.6, 15.0), 30);
+        assert_eq!(stamp_of(22.5, 15.0), 30);
+        assert_eq!(stamp_of(22.4, 15.0), 15);
+        assert_eq!(stamp_of(30.4, 15.0), 30);
+        assert_eq!(stamp_of(0.2, 15.0), 0);
+        assert_eq!(stamp_of(7.0, 0.0), 7);
     }
 
     #[test]

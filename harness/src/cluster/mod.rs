@@ -15,6 +15,8 @@
 //!   before t = 0, when the core shows the case then gives its own trace;
 //! - [`patch`]: a spec patch on a release that reconciles it at once (1.37): the case runs where
 //!   the core gives its own trace with that extra reconcile;
+//! - [`rollout`]: a timeline's rolling update, carried out by the cluster's Deployment
+//!   controller, its pods paired with the world's by revision;
 //! - [`reconfigure`]: with `--reconfigure-controller`, cases run in groups by the controller flags
 //!   they need, the controller restarted with each group's flags and put back afterwards;
 //! - [`safety`]: the lane refuses a cluster that is not made for it (unless
@@ -33,6 +35,7 @@ pub mod progress;
 pub mod rbac;
 pub mod reconfigure;
 pub mod requests;
+pub mod rollout;
 pub mod safety;
 pub mod scale;
 pub mod seed;
@@ -359,6 +362,12 @@ impl Posed {
                 "its scale update errors refused by the metrics stub's admission webhook (the API server words each `{}<the case's error>`; read as the case's)",
                 hpa_metrics_stub::control::denial_prefix()
             ));
+        }
+        if self.plan.rollout {
+            parts.push(
+                "its rollout carried out by the cluster's Deployment controller (a real new ReplicaSet; the world's pods written on the old and new pods alike, paired by revision)"
+                    .into(),
+            );
         }
         if let Some((_, why)) = &self.fresh {
             parts.push(why.clone());

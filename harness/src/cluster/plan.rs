@@ -392,6 +392,9 @@ pub struct Plan {
     /// Whether the timeline refuses scale updates, which the stub's admission webhook poses
     /// (`super::webhook`).
     pub scale_faults: bool,
+    /// Its timeline rolls the Deployment out: the cluster's Deployment controller carries it out
+    /// (`rollout`).
+    pub rollout: bool,
 }
 
 /// An other HPA (`otherHpas`) as the lane creates it.
@@ -479,6 +482,7 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             held: false,
             others: Vec::new(),
             scale_faults: false,
+            rollout: false,
         });
     }
     if f.memory.is_some() {
@@ -539,10 +543,25 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
             ));
         }
         if e.rollout.is_some() {
-            return Err(format!(
-                "rolls the workload out at t={} (the lane does not mirror the world's rollout to a cluster's Deployment yet)",
-                e.at
-            ));
+            // The cluster's Deployment controller carries the rollout out (`rollout`).
+            if kind != WorkloadKind::Deployment {
+                return Err(format!(
+                    "rolls a {kind:?} out at t={}, which only a Deployment's controller does on a cluster",
+                    e.at
+                ));
+            }
+            let deletes = f.timeline.iter().any(|d| {
+                d.pods.as_ref().is_some_and(|p| {
+                    p.deleted == Some(true)
+                        || matches!(p.phase, Some(Phase::Failed | Phase::Succeeded))
+                }) && d.at >= e.at
+            });
+            if deletes {
+                return Err(format!(
+                    "ends pods while the rollout from t={} runs, which the lane cannot pair with the cluster's Deployment's own replacements",
+                    e.at
+                ));
+            }
         }
         if e.status_replicas.is_some() {
             return Err(format!(
@@ -612,6 +631,7 @@ pub fn plan(case: &Case, settings: &Settings, cluster: &ClusterSettings) -> Resu
         held,
         others,
         scale_faults: super::webhook::needs(case),
+        rollout: f.timeline.iter().any(|e| e.rollout.is_some()),
     })
 }
 
@@ -771,6 +791,16 @@ fn divisible(case: &Case, n: u32) -> Result<(), String> {
     ));
     for e in &f.timeline {
         times.push((format!("timeline at={}", e.at), i64::from(e.at)));
+        if let Some(r) = &e.rollout {
+            times.push((
+                format!("rollout.minReadySeconds at t={}", e.at),
+                i64::from(r.min_ready_seconds),
+            ));
+            times.push((
+                format!("rollout.terminationSeconds at t={}", e.at),
+                i64::from(r.termination_seconds.unwrap_or(30)),
+            ));
+        }
         if let Some(p) = &e.pods {
             if let Some(s) = p.started_at {
                 times.push((format!("startedAt at t={}", e.at), s));

@@ -553,6 +553,47 @@ mod tests {
         );
     }
 
+    /// A rollout's pods carry the new revision, listed in the order of the pod list: how the
+    /// cluster lane pairs them with a real Deployment's (`cluster::rollout`).
+    #[test]
+    fn pod_revisions_follow_the_pod_list_through_a_rollout() {
+        let case = crate::case::load_case(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../cases/docs/docs-rollout-at-steady-load-keeps-the-count.yaml"),
+        )
+        .expect("case");
+        let mut world = World::new(&case);
+        assert_eq!(world.revision(), 0);
+        assert_eq!(world.pod_revisions(), [0, 0, 0, 0]);
+        world.apply(&case.file.timeline[0], 0);
+        world.advance(0);
+        assert_eq!(world.revision(), 1);
+        let pods = world.snapshot(0).pods;
+        let listed: Vec<(&str, bool, u32)> = pods
+            .iter()
+            .zip(world.pod_revisions())
+            .map(|(p, r)| {
+                (
+                    p.metadata.name.as_deref().unwrap_or_default(),
+                    p.metadata.deletion_timestamp.is_some(),
+                    r,
+                )
+            })
+            .collect();
+        // maxSurge 1 and maxUnavailable 1 of 4: one old pod terminates, two new ones start.
+        assert_eq!(
+            listed,
+            [
+                ("web-0000", false, 0),
+                ("web-0001", false, 0),
+                ("web-0002", false, 0),
+                ("web-0003", true, 0),
+                ("web-0004", false, 1),
+                ("web-0005", false, 1),
+            ]
+        );
+    }
+
     /// A pod list handed out again is the list a fresh build gives: over every case of the
     /// corpus (its timelines delete, fail, re-request and roll pods), scaled up and down on the
     /// way so pods come and go.

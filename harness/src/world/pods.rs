@@ -215,6 +215,22 @@ impl World {
         }
     }
 
+    /// Each listed pod's template revision (0 before any rollout, one more with each), in the
+    /// order [`World::pods`] lists them: how the cluster lane pairs them with a real rollout's
+    /// pods (`cluster::rollout`).
+    pub fn pod_revisions(&self) -> Vec<u32> {
+        let mut revisions: Vec<u32> = self.pods.iter().map(|p| p.revision).collect();
+        if self.newest_first {
+            revisions.reverse();
+        }
+        revisions
+    }
+
+    /// The template's revision: how many rollouts the timeline has started.
+    pub fn revision(&self) -> u32 {
+        self.revision
+    }
+
     /// Pods at `t`: (total, ready and running).
     pub fn pod_counts(&self, t: i64) -> (usize, usize) {
         let total = self.pods.iter().filter(|p| !p.deleted).count();
