@@ -225,8 +225,9 @@ fn a_seed_that_matters_is_posed_with_a_prelude_or_skipped_with_both_reasons() {
 /// Expectations of the controller's memory are left to the core (no cluster's controller shows
 /// its memory); a spec patch on 1.37 runs where the core gives the case's own trace with the extra
 /// reconcile 1.37 makes at once, else it is a skip with that reconcile's time; a case whose times
-/// do not divide by the time scale runs at real time on the controller reconfigured, or is a skip
-/// that says so without `--reconfigure-controller`.
+/// do not divide by the time scale runs at the fastest slower one they divide by on the controller
+/// reconfigured, or is a skip that says so without `--reconfigure-controller`; a case with a long
+/// sync period runs at a faster clock.
 #[test]
 fn memory_expectations_patches_at_once_and_real_time_cases_are_planned_as_a_cluster_poses_them() {
     let case = |p: &str| root().join("cases").join(p).display().to_string();
@@ -235,6 +236,8 @@ fn memory_expectations_patches_at_once_and_real_time_cases_are_planned_as_a_clus
         case("versions/hpa-generation-observed.yaml"),
         case("docs/docs-container-rename-both-names.yaml"),
         case("calculator/dt-scale-down-rules-all-kept.yaml"),
+        case("readiness/cpu-initialization-period-default-300s-inside.yaml"),
+        case("calculator/rc-group-pods-unready-at-exactly-readiness-delay-after-init.yaml"),
     ];
     let mut args = vec!["--reconfigure-controller".to_string()];
     args.extend(files.iter().cloned());
@@ -262,21 +265,41 @@ fn memory_expectations_patches_at_once_and_real_time_cases_are_planned_as_a_clus
             && scales.contains("the spec patch of t=345 is reconciled at once, at t=338"),
         "{scales}"
     );
-    let real = line(&out, "dt-scale-down-rules-all-kept.yaml");
-    assert!(
-        real.starts_with("run")
-            && real.contains("--horizontal-pod-autoscaler-sync-period=15s")
-            && real.contains("(at time scale 1: its times do not divide by the run's)"),
-        "{real}"
+    // Its policies' 2 s periods divide by 2 and its 15 s sync period by 3 or 5, so no slower
+    // clock but real time divides them all; nor a start at t = −299.
+    for name in [
+        "dt-scale-down-rules-all-kept.yaml",
+        "cpu-initialization-period-default-300s-inside.yaml",
+    ] {
+        let real = line(&out, name);
+        assert!(
+            real.starts_with("run")
+                && real.contains("--horizontal-pod-autoscaler-sync-period=15s")
+                && real.contains("(at time scale 1: its times do not divide by the run's)"),
+            "{real}"
+        );
+    }
+    // A 590 s sync period: at ×10, 59 s.
+    let faster = line(
+        &out,
+        "rc-group-pods-unready-at-exactly-readiness-delay-after-init.yaml",
     );
     assert!(
-        out.lines().any(|l| l
-            .trim()
-            .starts_with("1  --horizontal-pod-autoscaler-sync-period=15s")
-            && l.ends_with("(at time scale 1)")),
-        "{out}"
+        faster.starts_with("run")
+            && faster.contains("--horizontal-pod-autoscaler-sync-period=59s")
+            && faster.contains("(at time scale 10: a faster clock for its long sync period)"),
+        "{faster}"
     );
-    assert!(out.contains("3 of 4 cases run on the cluster"), "{out}");
+    for (flag, scale, n) in [("15s", 1, 2), ("59s", 10, 1)] {
+        assert!(
+            out.lines().any(|l| l
+                .trim()
+                .starts_with(&format!("{n}  --horizontal-pod-autoscaler-sync-period={flag}"))
+                && l.ends_with(&format!("(at time scale {scale})"))),
+            "{flag}: {out}"
+        );
+    }
+    assert!(out.contains("5 of 6 cases run on the cluster"), "{out}");
     // Without reconfiguring, the real-time case is a skip that says how to run it.
     let (code, out) = plan_only(&[case("calculator/dt-scale-down-rules-all-kept.yaml")]);
     assert_eq!(code, 0, "{out}");
@@ -284,7 +307,7 @@ fn memory_expectations_patches_at_once_and_real_time_cases_are_planned_as_a_clus
     assert!(
         real.starts_with("skip")
             && real.contains("cannot run at time scale 5")
-            && real.contains("--reconfigure-controller runs it at real time"),
+            && real.contains("--reconfigure-controller runs it at the fastest slower time scale"),
         "{real}"
     );
 }

@@ -337,10 +337,10 @@ impl Posed {
                 "on the controller reconfigured with the case's flags {} (at time scale {}{})",
                 flags.join(" "),
                 self.flags.time_scale,
-                if self.flags.time_scale == cluster.time_scale {
-                    ""
-                } else {
-                    ": its times do not divide by the run's"
+                match self.flags.time_scale.cmp(&cluster.time_scale) {
+                    std::cmp::Ordering::Equal => "",
+                    std::cmp::Ordering::Less => ": its times do not divide by the run's",
+                    std::cmp::Ordering::Greater => ": a faster clock for its long sync period",
                 }
             ));
         }
@@ -384,23 +384,41 @@ impl Posed {
 /// runs instead, with why; or the reason the case is skipped. Such a case is planned from its
 /// posed copy first, so a reason that has nothing to do with what was changed comes first.
 fn posed_plan(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Result<Posed, String> {
+    let n = opts.settings.time_scale;
+    let at = |m: u32| ClusterOptions {
+        settings: opts.settings.at_time_scale(m),
+        ..opts.clone()
+    };
     let (mut posed, settings) = match posed_start(case, opts, run_opts) {
-        // Times a time scale cannot divide: at real time, on the controller reconfigured.
-        Err(e) if e.starts_with("cannot run at time scale") && opts.settings.time_scale > 1 => {
+        // Times a time scale cannot divide: on the controller reconfigured, at the fastest
+        // slower clock they divide by (real time at worst).
+        Err(e) if e.starts_with("cannot run at time scale") && n > 1 => {
             if !opts.reconfigure {
                 return Err(format!(
-                    "{e}: --reconfigure-controller runs it at real time on the controller reconfigured"
+                    "{e}: --reconfigure-controller runs it at the fastest slower time scale its times divide by (real time at worst) on the controller reconfigured"
                 ));
             }
-            let real = ClusterOptions {
-                settings: opts.settings.at_real_time(),
-                ..opts.clone()
-            };
-            posed_start(case, &real, run_opts)
-                .map_err(|r| format!("{e}; at real time (time scale 1): {r}"))?
+            let mut m = n - 1;
+            loop {
+                match posed_start(case, &at(m), run_opts) {
+                    Err(r) if m > 1 && r.starts_with("cannot run at time scale") => m -= 1,
+                    Err(r) if m == 1 => {
+                        return Err(format!("{e}; at real time (time scale 1): {r}"));
+                    }
+                    Err(r) => return Err(format!("{e}; at time scale {m}: {r}")),
+                    Ok(p) => break p,
+                }
+            }
         }
         r => r?,
     };
+    // A long sync period: the fastest clock it can run at instead, if any.
+    if opts.reconfigure
+        && let Some((p, _)) = faster_clocks(case, &opts.settings)
+            .find_map(|m| posed_start(case, &at(m), run_opts).ok())
+    {
+        posed = p;
+    }
     if patch::reconciled_at_once(case, opts.settings.version, &settings) {
         // The copy that runs (as written, posed, or from a prelude's memory), with the extra
         // reconcile of each patch half a sync period before its tick (`lane`).
@@ -428,6 +446,22 @@ fn posed_plan(case: &Case, opts: &ClusterOptions, run_opts: &RunOptions) -> Resu
         ));
     }
     Ok(posed)
+}
+
+/// The faster clocks for a case whose sync period is long (at least four of the cluster's, in
+/// case seconds), fastest first: the multiples of the run's time scale that keep its sync period
+/// at least the cluster's in real seconds; it runs at the first its times divide by —
+/// `rc-group-pods-unready-*`'s 590 s period at ×10 (59 s) instead of ×5 (118 s), which halves
+/// its group's wall time (its tail is two periods). None for any other case.
+fn faster_clocks(case: &Case, cluster: &ClusterSettings) -> impl Iterator<Item = u32> {
+    let n = cluster.time_scale.max(1);
+    let period = f64::from(case.sync_period);
+    let most = if period < 4.0 * cluster.case_sync_period() {
+        0
+    } else {
+        (period / cluster.sync_period.as_secs_f64()).floor() as u32 / n
+    };
+    (2..=most).rev().map(move |k| k * n)
 }
 
 /// [`posed_plan`] but for spec patches reconciled at once; with the settings the case resolves to.

@@ -59,16 +59,23 @@ impl ClusterSettings {
     }
 
     /// The same controller at real time (time scale 1): every duration times the time scale.
-    /// A case whose times do not divide by the time scale runs so, on the controller
-    /// reconfigured (`--reconfigure-controller`), in the same run.
     pub fn at_real_time(&self) -> Self {
+        self.at_time_scale(1)
+    }
+
+    /// The same controller at time scale `m`: every duration the same in case seconds. A case
+    /// whose times do not divide by the run's time scale runs at the fastest slower one they
+    /// divide by, and a case with a long sync period at a faster one, each on the controller
+    /// reconfigured (`--reconfigure-controller`), in the same run.
+    pub fn at_time_scale(&self, m: u32) -> Self {
         let n = self.time_scale.max(1);
+        let m = m.max(1);
         ClusterSettings {
-            sync_period: self.sync_period * n,
-            cpu_initialization_period: self.cpu_initialization_period * n,
-            initial_readiness_delay: self.initial_readiness_delay * n,
-            downscale_stabilization: self.downscale_stabilization * n,
-            time_scale: 1,
+            sync_period: self.sync_period * n / m,
+            cpu_initialization_period: self.cpu_initialization_period * n / m,
+            initial_readiness_delay: self.initial_readiness_delay * n / m,
+            downscale_stabilization: self.downscale_stabilization * n / m,
+            time_scale: m,
             ..self.clone()
         }
     }
