@@ -292,10 +292,9 @@ fn memory_expectations_patches_at_once_and_real_time_cases_are_planned_as_a_clus
     );
     for (flag, scale, n) in [("15s", 1, 2), ("59s", 10, 1)] {
         assert!(
-            out.lines().any(|l| l
-                .trim()
-                .starts_with(&format!("{n}  --horizontal-pod-autoscaler-sync-period={flag}"))
-                && l.ends_with(&format!("(at time scale {scale})"))),
+            out.lines().any(|l| l.trim().starts_with(&format!(
+                "{n}  --horizontal-pod-autoscaler-sync-period={flag}"
+            )) && l.ends_with(&format!("(at time scale {scale})"))),
             "{flag}: {out}"
         );
     }
@@ -309,6 +308,45 @@ fn memory_expectations_patches_at_once_and_real_time_cases_are_planned_as_a_clus
             && real.contains("cannot run at time scale 5")
             && real.contains("--reconfigure-controller runs it at the fastest slower time scale"),
         "{real}"
+    );
+}
+
+/// Two cases needing different flags share one controller restart when the reference core shows
+/// each gives its own trace with the other's flags too; flags that conflict (two downscale
+/// windows) stay apart.
+#[test]
+fn groups_merge_where_the_core_shows_the_other_flags_change_nothing() {
+    let case = |p: &str| root().join("cases").join(p).display().to_string();
+    let (code, out) = plan_only(&[
+        "--reconfigure-controller".to_string(),
+        case("docs/docs-tolerance-flag.yaml"),
+        case("docs/docs-cpu-initialization-period-flag.yaml"),
+        case("docs/docs-downscale-stabilization-flag.yaml"),
+        case("docs/docs-behavior-window-from-flag.yaml"),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let groups: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("settings groups"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .map(str::trim)
+        .collect();
+    assert!(
+        groups.iter().any(|g| g.starts_with("3  ")
+            && g.contains("--horizontal-pod-autoscaler-cpu-initialization-period=2s")
+            && g.contains("--horizontal-pod-autoscaler-tolerance=0.25")),
+        "{out}"
+    );
+    assert!(
+        groups.iter().any(|g| g.starts_with("1  ")
+            && g.contains("--horizontal-pod-autoscaler-downscale-stabilization=24s")),
+        "{out}"
+    );
+    let tolerance = line_of(&out, "docs-tolerance-flag.yaml");
+    assert!(
+        tolerance.contains("its own flags --horizontal-pod-autoscaler-tolerance=0.25 and other groups', which on the reference core give the case's own trace"),
+        "{tolerance}"
     );
 }
 

@@ -294,17 +294,29 @@ pub fn plan_all(
     opts: &ClusterOptions,
     run_opts: &RunOptions,
 ) -> Vec<Result<Planned, String>> {
-    cases
-        .iter()
-        .map(|case| {
-            posed_plan(case, opts, run_opts).map(|p| Planned {
+    let mut out: Vec<Result<Planned, String>> = Vec::with_capacity(cases.len());
+    let mut runnable = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        match posed_plan(case, opts, run_opts) {
+            Ok(p) => {
+                runnable.push((i, p));
+                out.push(Err(String::new()));
+            }
+            Err(e) => out.push(Err(e)),
+        }
+    }
+    // As the run groups them (merged groups included).
+    for (_, members) in settings_groups(runnable, cases, &opts.settings, run_opts) {
+        for (i, p) in members {
+            out[i] = Ok(Planned {
                 reconfigured: p.flags.differences(&opts.settings),
                 time_scale: (p.flags.time_scale != opts.settings.time_scale)
                     .then_some(p.flags.time_scale),
                 posed: p.posed_why(&opts.settings),
-            })
-        })
-        .collect()
+            });
+        }
+    }
+    out
 }
 
 /// How the lane runs one case.
@@ -324,6 +336,9 @@ struct Posed {
     /// Why its spec patches, reconciled at once on the cluster's release, change nothing
     /// ([`patch`]).
     at_once: Option<String>,
+    /// Why it runs in a settings group with other cases' flags besides its own
+    /// ([`merge_groups`]): the core shows they change nothing for it.
+    shared: Option<String>,
 }
 
 impl Posed {
@@ -332,7 +347,9 @@ impl Posed {
     fn posed_why(&self, cluster: &ClusterSettings) -> Option<String> {
         let flags = self.flags.differences(cluster);
         let mut parts = Vec::new();
-        if !flags.is_empty() {
+        if let Some(shared) = &self.shared {
+            parts.push(shared.clone());
+        } else if !flags.is_empty() {
             parts.push(format!(
                 "on the controller reconfigured with the case's flags {} (at time scale {}{})",
                 flags.join(" "),
@@ -532,6 +549,7 @@ fn posed_with(
             truth: None,
             flags: opts.settings.clone(),
             at_once: None,
+            shared: None,
         });
     }
     let need = plan::needed(settings, &opts.settings)?;
@@ -597,6 +615,7 @@ fn pose(
             truth: None,
             flags,
             at_once: None,
+            shared: None,
         });
     }
     let fresh = seed::fresh(case, what, &opts.settings);
@@ -630,6 +649,7 @@ fn pose(
             truth: None,
             flags,
             at_once: None,
+            shared: None,
         }),
         Err(e) if what.status && case.members.iter().all(|m| m.hpa.status.is_none()) => {
             // The case's own starting status, written with the HPA held until t = 0
@@ -759,6 +779,7 @@ fn with_prelude(
         fresh: Some((fresh, why)),
         flags,
         at_once: None,
+        shared: None,
     })
 }
 
@@ -888,19 +909,7 @@ async fn run_all_async(
     }
     // Whether a case refuses scale updates: the run registers the stub's webhook for them.
     let scale_faults = runnable.iter().any(|(_, p)| p.plan.scale_faults);
-    // The settings groups: the cluster's own flags first, then each other set of flags.
-    let mut groups: Vec<(ClusterSettings, Vec<(usize, Posed)>)> =
-        vec![(opts.settings.clone(), Vec::new())];
-    for (i, p) in runnable {
-        match groups
-            .iter_mut()
-            .find(|(g, _)| g.same_flags(&p.flags) && g.time_scale == p.flags.time_scale)
-        {
-            Some((_, members)) => members.push((i, p)),
-            None => groups.push((p.flags.clone(), vec![(i, p)])),
-        }
-    }
-    groups.retain(|(_, members)| !members.is_empty());
+    let groups = settings_groups(runnable, cases, &opts.settings, run_opts);
     let reconfigured = groups.iter().any(|(g, _)| !g.same_flags(&opts.settings));
     let known = if reconfigured {
         let deployment = match &under {
@@ -1015,6 +1024,110 @@ async fn run_all_async(
     Ok((description, results.into_values().collect()))
 }
 
+/// The settings groups of the runnable cases (index into `cases`, how each runs): the cluster's
+/// own flags first, then each other set of flags and time scale, groups merged where one
+/// controller serves both ([`merge_groups`]).
+fn settings_groups(
+    runnable: Vec<(usize, Posed)>,
+    cases: &[Case],
+    cluster: &ClusterSettings,
+    run_opts: &RunOptions,
+) -> Vec<(ClusterSettings, Vec<(usize, Posed)>)> {
+    let mut groups: Vec<(ClusterSettings, Vec<(usize, Posed)>)> =
+        vec![(cluster.clone(), Vec::new())];
+    for (i, p) in runnable {
+        match groups
+            .iter_mut()
+            .find(|(g, _)| g.same_flags(&p.flags) && g.time_scale == p.flags.time_scale)
+        {
+            Some((_, members)) => members.push((i, p)),
+            None => groups.push((p.flags.clone(), vec![(i, p)])),
+        }
+    }
+    groups.retain(|(_, members)| !members.is_empty());
+    merge_groups(&mut groups, cases, cluster, run_opts);
+    groups
+}
+
+/// Merges settings groups other than the cluster's own where one controller's flags can serve
+/// both ([`ClusterSettings::merges`]) and the reference core shows every case of both gives its
+/// own trace with them: a controller restart and a group's wall time fewer. Cases run as
+/// written only (no posed copy, prelude or patch reconciled at once); each moved case's result
+/// says which flags it ran with and why that changes nothing.
+fn merge_groups(
+    groups: &mut Vec<(ClusterSettings, Vec<(usize, Posed)>)>,
+    cases: &[Case],
+    cluster: &ClusterSettings,
+    run_opts: &RunOptions,
+) {
+    let plain = |p: &Posed| p.fresh.is_none() && p.truth.is_none() && p.at_once.is_none();
+    // Every case of `members` gives its own trace with `flags`: the ticks of each.
+    let unchanged = |flags: &ClusterSettings, members: &[(usize, Posed)]| -> Option<Vec<usize>> {
+        members
+            .iter()
+            .map(|(i, p)| {
+                if !plain(p) {
+                    return None;
+                }
+                let case = &cases[*i];
+                let posed = seed::fresh(
+                    case,
+                    seed::Unposable {
+                        flags: true,
+                        ..seed::Unposable::default()
+                    },
+                    flags,
+                );
+                seed::same_trace(case, &posed, run_opts).ok()
+            })
+            .collect()
+    };
+    // Each case's own flags, as it was grouped.
+    let own: BTreeMap<usize, Vec<String>> = groups
+        .iter()
+        .flat_map(|(_, members)| members)
+        .map(|(i, p)| (*i, p.flags.differences(cluster)))
+        .collect();
+    let mut i = 1;
+    while i < groups.len() {
+        let mut j = i + 1;
+        while j < groups.len() {
+            let both = groups[i]
+                .0
+                .merges(&groups[j].0, cluster)
+                .into_iter()
+                .find_map(|m| {
+                    let a = unchanged(&m, &groups[i].1)?;
+                    let b = unchanged(&m, &groups[j].1)?;
+                    Some((m, a, b))
+                });
+            let Some((merged, a, b)) = both else {
+                j += 1;
+                continue;
+            };
+            let (_, moved) = groups.remove(j);
+            let group = &mut groups[i];
+            group.1.extend(moved);
+            for ((k, p), ticks) in group.1.iter_mut().zip(a.into_iter().chain(b)) {
+                let own = &own[k];
+                p.shared = Some(format!(
+                    "on the controller reconfigured with {} (at time scale {}), its own flags {} and other groups', which on the reference core give the case's own trace ({ticks} ticks)",
+                    merged.differences(cluster).join(" "),
+                    merged.time_scale,
+                    if own.is_empty() {
+                        "the cluster's".to_string()
+                    } else {
+                        own.join(" ")
+                    },
+                ));
+                p.flags = merged.clone();
+            }
+            group.0 = merged;
+        }
+        i += 1;
+    }
+}
+
 /// Each settings group in turn, the controller reconfigured before each group whose flags it
 /// does not run; its cases run at once (up to `--parallel`), their results into `results`.
 async fn run_groups(
@@ -1058,6 +1171,10 @@ async fn run_groups(
                 }
             }
         }
+        // The longest cases first (they take the permits first), so that the group does not
+        // end waiting for one long case started last.
+        let mut members = members;
+        members.sort_by_key(|(i, _)| std::cmp::Reverse(cases[*i].duration));
         let mut tasks = tokio::task::JoinSet::new();
         for (i, posed) in members {
             tasks.spawn(run_one(shared.clone(), cases[i].clone(), i, posed));
@@ -1168,6 +1285,7 @@ async fn run_one(shared: Shared, written: Case, i: usize, posed: Posed) -> (usiz
         truth,
         flags,
         at_once: _,
+        shared: _,
     } = posed;
     let case = fresh.map_or(written, |(c, _)| c);
     let ns = namespace_for(&case, &run_id);

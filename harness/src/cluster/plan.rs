@@ -203,6 +203,62 @@ impl ClusterSettings {
             && self.gate_overrides == other.gate_overrides
     }
 
+    /// The flags one controller could run for two groups of cases (`self` and `other`, each
+    /// differing from `base`, the cluster's, in some flags): each flag as whichever group sets
+    /// it otherwise than `base`, and where both set one, each of their values (`self`'s first) —
+    /// for the reference core to show which, if any, gives every case its own trace. None when
+    /// their sync periods, time scales or gates differ (those stay groups of their own).
+    pub fn merges(&self, other: &ClusterSettings, base: &ClusterSettings) -> Vec<Self> {
+        if self.sync_period != other.sync_period
+            || self.time_scale != other.time_scale
+            || self.gate_overrides != other.gate_overrides
+        {
+            return Vec::new();
+        }
+        fn values<T: PartialEq + Copy>(a: T, b: T, base: T) -> Vec<T> {
+            if a == b || b == base {
+                vec![a]
+            } else if a == base {
+                vec![b]
+            } else {
+                vec![a, b]
+            }
+        }
+        let mut out = Vec::new();
+        for tolerance in values(
+            self.tolerance.to_bits(),
+            other.tolerance.to_bits(),
+            base.tolerance.to_bits(),
+        ) {
+            for cpu in values(
+                self.cpu_initialization_period,
+                other.cpu_initialization_period,
+                base.cpu_initialization_period,
+            ) {
+                for delay in values(
+                    self.initial_readiness_delay,
+                    other.initial_readiness_delay,
+                    base.initial_readiness_delay,
+                ) {
+                    for window in values(
+                        self.downscale_stabilization,
+                        other.downscale_stabilization,
+                        base.downscale_stabilization,
+                    ) {
+                        out.push(ClusterSettings {
+                            tolerance: f64::from_bits(tolerance),
+                            cpu_initialization_period: cpu,
+                            initial_readiness_delay: delay,
+                            downscale_stabilization: window,
+                            ..self.clone()
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The flags that differ from `base`'s, each as `--name=value` (empty: the same flags).
     pub fn differences(&self, base: &ClusterSettings) -> Vec<String> {
         let mut d: Vec<String> = self
@@ -912,6 +968,44 @@ fn divide(v: &Value, n: u32, what: &str) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_groups_flags_merge_each_way_a_flag_both_set_can_go() {
+        let base = ClusterSettings::defaults_scaled(5);
+        let tolerance = ClusterSettings {
+            tolerance: 0.25,
+            ..base.clone()
+        };
+        let window = |s: u64| ClusterSettings {
+            downscale_stabilization: Duration::from_secs(s),
+            ..base.clone()
+        };
+        let m = tolerance.merges(&window(12), &base);
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].tolerance, 0.25);
+        assert_eq!(m[0].downscale_stabilization, Duration::from_secs(12));
+        assert_eq!(window(12).merges(&window(12), &base), [window(12)]);
+        assert_eq!(
+            window(12).merges(&window(24), &base),
+            [window(12), window(24)]
+        );
+        let faster = base.at_time_scale(10);
+        assert!(tolerance.merges(&faster, &base).is_empty());
+        let gated = ClusterSettings {
+            gate_overrides: BTreeMap::from([("HPAScaleToZero".to_string(), false)]),
+            ..base.clone()
+        };
+        assert!(tolerance.merges(&gated, &base).is_empty());
+    }
+
+    #[test]
+    fn another_time_scale_keeps_every_duration_in_case_seconds() {
+        let base = ClusterSettings::defaults_scaled(5);
+        let at = base.at_time_scale(10);
+        assert_eq!(at.sync_period, Duration::from_millis(1500));
+        assert_eq!(at.case_sync_period(), base.case_sync_period());
+        assert_eq!(base.at_real_time().sync_period, Duration::from_secs(15));
+    }
     use serde_json::json;
 
     #[test]
