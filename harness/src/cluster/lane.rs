@@ -1214,7 +1214,9 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
         .map_or(0, |p| i64::from(p.seconds) * MICROS / i64::from(scale));
     // A rollout at t = 0 is carried out by the cluster's Deployment controller before the HPA
     // exists: a few seconds more before it (`roll_out_at_start`).
-    let at_start = members.iter().any(|m| m.applied < m.timeline.len());
+    let at_start = members
+        .iter()
+        .any(|m| m.timeline.get(m.applied).is_some_and(|e| e.at == 0));
     let create_at = (wall_micros() / MICROS + if at_start { 12 } else { 2 }) * MICROS;
     let t0 = create_at + lead + prelude;
     let mut clock = Clock::new(t0, scale);
