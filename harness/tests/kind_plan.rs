@@ -95,13 +95,7 @@ fn every_smoke_case_runs_on_the_default_x5_cluster_a_seeded_one_posed_a_flag_rec
     );
     // Three groups besides the cluster's own flags — a flag and two feature gates — and each
     // case says so.
-    let groups: Vec<&str> = out
-        .lines()
-        .skip_while(|l| !l.starts_with("settings groups"))
-        .skip(1)
-        .take_while(|l| l.starts_with("  "))
-        .map(str::trim)
-        .collect();
+    let groups = groups_of(&out);
     assert_eq!(groups.len(), 4, "{out}");
     for g in [
         "1  --horizontal-pod-autoscaler-cpu-initialization-period=2s",
@@ -325,13 +319,7 @@ fn groups_merge_where_the_core_shows_the_other_flags_change_nothing() {
         case("docs/docs-behavior-window-from-flag.yaml"),
     ]);
     assert_eq!(code, 0, "{out}");
-    let groups: Vec<&str> = out
-        .lines()
-        .skip_while(|l| !l.starts_with("settings groups"))
-        .skip(1)
-        .take_while(|l| l.starts_with("  "))
-        .map(str::trim)
-        .collect();
+    let groups = groups_of(&out);
     assert!(
         groups.iter().any(|g| g.starts_with("3  ")
             && g.contains("--horizontal-pod-autoscaler-cpu-initialization-period=2s")
@@ -348,6 +336,16 @@ fn groups_merge_where_the_core_shows_the_other_flags_change_nothing() {
         tolerance.contains("its own flags --horizontal-pod-autoscaler-tolerance=0.25 and other groups', which on the reference core give the case's own trace"),
         "{tolerance}"
     );
+}
+
+/// The settings groups `--plan-only` lists, each `<count>  <flags>`.
+fn groups_of(out: &str) -> Vec<&str> {
+    out.lines()
+        .skip_while(|l| !l.starts_with("settings groups"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .map(str::trim)
+        .collect()
 }
 
 /// The first line of `out` that names `name` (a case file).

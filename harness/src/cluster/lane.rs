@@ -389,14 +389,7 @@ async fn mirror_rollout_pods(
     written: &mut BTreeMap<String, Value>,
 ) -> Result<BTreeMap<String, String>, String> {
     let sets = k::replica_set_revisions(lane.client, &lane.namespace, selector).await?;
-    let world_slots: Vec<rollout::Slot> = world_pods
-        .iter()
-        .zip(revisions)
-        .map(|(p, revision)| rollout::Slot {
-            terminating: p.metadata.deletion_timestamp.is_some(),
-            revision: *revision,
-        })
-        .collect();
+    let world_slots = rollout::world_slots(world_pods, revisions);
     let real_slots: Vec<rollout::Slot> = real.iter().map(|p| rollout::slot_of(p, &sets)).collect();
     let pairing = rollout::pair(&world_slots, &real_slots);
     for i in pairing.surplus {
@@ -697,28 +690,16 @@ async fn roll_out_at_start(
         m.applied += 1;
     }
     m.world.advance(0);
-    let live = |slots: &mut dyn Iterator<Item = rollout::Slot>| -> BTreeMap<u32, usize> {
-        let mut n = BTreeMap::new();
-        for s in slots.filter(|s| !s.terminating) {
-            *n.entry(s.revision).or_insert(0) += 1;
-        }
-        n
-    };
-    let world_pods = m.world.snapshot(0).pods;
-    let want = live(
-        &mut world_pods
-            .iter()
-            .zip(m.world.pod_revisions())
-            .map(|(p, revision)| rollout::Slot {
-                terminating: p.metadata.deletion_timestamp.is_some(),
-                revision,
-            }),
-    );
+    let want = rollout::live_by_revision(&rollout::world_slots(
+        &m.world.snapshot(0).pods,
+        &m.world.pod_revisions(),
+    ));
     let mut got = BTreeMap::new();
     for _ in 0..80 {
         let real = m.pods(lane).await?;
         let sets = k::replica_set_revisions(lane.client, &lane.namespace, &m.selector).await?;
-        got = live(&mut real.iter().map(|p| rollout::slot_of(p, &sets)));
+        let slots: Vec<rollout::Slot> = real.iter().map(|p| rollout::slot_of(p, &sets)).collect();
+        got = rollout::live_by_revision(&slots);
         if got == want {
             return Ok(real);
         }

@@ -122,6 +122,27 @@ pub fn slot_of(pod: &Pod, revisions: &BTreeMap<String, u32>) -> Slot {
     }
 }
 
+/// The world's pods as the pairing sees them (`revisions`: `World::pod_revisions`, in the same
+/// order).
+pub fn world_slots(pods: &[Pod], revisions: &[u32]) -> Vec<Slot> {
+    pods.iter()
+        .zip(revisions)
+        .map(|(p, revision)| Slot {
+            terminating: p.metadata.deletion_timestamp.is_some(),
+            revision: *revision,
+        })
+        .collect()
+}
+
+/// How many live pods of each revision `slots` has.
+pub fn live_by_revision(slots: &[Slot]) -> BTreeMap<u32, usize> {
+    let mut n = BTreeMap::new();
+    for s in slots.iter().filter(|s| !s.terminating) {
+        *n.entry(s.revision).or_insert(0) += 1;
+    }
+    n
+}
+
 /// A pod as the pairing sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slot {
@@ -295,6 +316,17 @@ mod tests {
             json!({"maxSurge": "25%", "maxUnavailable": "25%"})
         );
         assert_eq!(p["spec"]["template"]["spec"], json!({}));
+    }
+
+    #[test]
+    fn live_pods_count_by_revision_leaving_terminating_ones_out() {
+        let n = live_by_revision(&[
+            slot(false, 0),
+            slot(true, 0),
+            slot(false, 1),
+            slot(false, 1),
+        ]);
+        assert_eq!(n, BTreeMap::from([(0, 1), (1, 2)]));
     }
 
     #[test]
