@@ -269,6 +269,55 @@ pub fn check(
     out
 }
 
+/// Whether the lane has watched a case long enough, at case second `now`, for [`check`] to judge
+/// it: past the case's end, the observed trajectory is the virtual one through the end, followed
+/// only by changes the virtual run makes after it (nothing missing, nothing else); every change
+/// came on time; and the window of every expectation — ±`tolerance` around its time shifted by
+/// the lateness of the last change before it — has closed, as has one `tolerance` past the
+/// case's end (shifted likewise when the last change came late). Watching on could then only
+/// add samples after every window the case states. Until then — and for as long as anything
+/// seen so far would fail — the lane watches its whole tail, room for a decision each a sync
+/// period late.
+pub fn settled(
+    case: &Case,
+    observed: &Observed,
+    virtual_trace: &[TickTrace],
+    tolerance: f64,
+    time_scale: u32,
+    now: f64,
+) -> bool {
+    let end = f64::from(case.duration);
+    if now <= end {
+        return false;
+    }
+    let have = trajectory(observed);
+    let until_end = virtual_trace.partition_point(|r| r.t as f64 <= end);
+    let within = crate::run::trajectory(&virtual_trace[..until_end]);
+    let extended = crate::run::trajectory(virtual_trace);
+    if !have.starts_with(&within) || !extended.starts_with(&have) {
+        return false;
+    }
+    let mut late = Vec::new();
+    let lags = lateness(
+        &changes_virtual(virtual_trace),
+        &changes_observed(observed, f64::from(time_scale.max(1))),
+        tolerance,
+        &mut late,
+    );
+    if !late.is_empty() {
+        return false;
+    }
+    let closes = |t: f64| t + shift_at(&lags, t) + tolerance;
+    let past_end = end + shift_at(&lags, end).max(0.0) + tolerance;
+    case.file
+        .expect
+        .at
+        .iter()
+        .map(|x| closes(f64::from(x.t)))
+        .all(|c| now > c)
+        && now > past_end
+}
+
 /// Whether the observed trajectory is the virtual one up to the case's end followed only by
 /// changes the virtual run makes after it (`virtual_trace` runs on through the lane's tail): a
 /// walk-down that goes on after `durationSeconds` is not a failure of a controller that keeps
@@ -396,6 +445,77 @@ mod tests {
         // A change the virtual run does not make, or one missing before the end: not excused.
         assert!(!only_after_the_end(&[100, 97, 94, 91, 85], &v, 60.0));
         assert!(!only_after_the_end(&[100, 97, 91, 88], &v, 60.0));
+    }
+
+    #[test]
+    fn the_lane_has_watched_enough_once_every_window_has_closed_and_nothing_is_amiss() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../cases/behavior/policy-walkdown.yaml");
+        let mut case = crate::case::load_case(&path).unwrap();
+        // A case of 60 s expecting something at 30 and at its end; tolerance 20.
+        case.duration = 60;
+        case.file.expect.at = [30, 60]
+            .into_iter()
+            .map(|t| crate::case::model::ExpectAt {
+                t,
+                ..Default::default()
+            })
+            .collect();
+        let outcome = TickOutcome {
+            scaled_to: None,
+            status: Default::default(),
+            events: Vec::new(),
+            explanation: None,
+            memory: None,
+        };
+        // Virtual: 10 → 8 at t=30, then 6 at t=90 (after the end, in the tail).
+        let v: Vec<TickTrace> = [(0, 10, 10), (30, 10, 8), (60, 8, 8), (90, 8, 6)]
+            .iter()
+            .map(|(t, b, r)| tick_trace(*t, *b, *r, (0, 0), &outcome))
+            .collect();
+        let watched = |samples: Vec<Sample>| Observed {
+            initial: 10,
+            samples,
+            events: Vec::new(),
+        };
+        // The change came 10 s late: windows close at 30 + 10 + 20 and 60 + 10 + 20 = 90.
+        let on = watched(vec![sample(0.5, 10, None), sample(40.0, 8, None)]);
+        assert!(!settled(&case, &on, &v, 20.0, 1, 59.0), "before the end");
+        assert!(
+            !settled(&case, &on, &v, 20.0, 1, 89.0),
+            "t=60's window is open"
+        );
+        assert!(settled(&case, &on, &v, 20.0, 1, 90.5));
+        // The tail's own change seen as well: still settled.
+        let on = watched(vec![
+            sample(0.5, 10, None),
+            sample(40.0, 8, None),
+            sample(85.0, 6, None),
+        ]);
+        assert!(settled(&case, &on, &v, 20.0, 1, 90.5));
+        // An in-case change not seen yet, a change the virtual run does not make, or a change
+        // too late for the tolerance: the lane watches on (its whole tail).
+        let missing = watched(vec![sample(0.5, 10, None)]);
+        assert!(!settled(&case, &missing, &v, 20.0, 1, 95.0));
+        let other = watched(vec![sample(0.5, 10, None), sample(40.0, 7, None)]);
+        assert!(!settled(&case, &other, &v, 20.0, 1, 95.0));
+        let extra = watched(vec![
+            sample(0.5, 10, None),
+            sample(40.0, 8, None),
+            sample(85.0, 9, None),
+        ]);
+        assert!(!settled(&case, &extra, &v, 20.0, 1, 95.0));
+        let late = watched(vec![sample(0.5, 10, None), sample(75.0, 8, None)]);
+        assert!(!settled(&case, &late, &v, 20.0, 1, 130.0));
+        // A case whose count never changes: one tolerance past its end.
+        case.file.expect.at.clear();
+        let flat: Vec<TickTrace> = [(0, 10, 10), (30, 10, 10), (60, 10, 10), (90, 10, 10)]
+            .iter()
+            .map(|(t, b, r)| tick_trace(*t, *b, *r, (0, 0), &outcome))
+            .collect();
+        let still = watched(vec![sample(0.5, 10, None), sample(79.0, 10, None)]);
+        assert!(!settled(&case, &still, &flat, 20.0, 1, 80.0));
+        assert!(settled(&case, &still, &flat, 20.0, 1, 80.5));
     }
 
     #[test]

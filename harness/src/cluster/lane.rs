@@ -23,6 +23,7 @@ use super::kube as k;
 use super::plan::{ClusterSettings, Plan, WorkloadKind, held_target, scale_behavior};
 use super::rollout;
 use crate::case::Case;
+use crate::run::trace::TickTrace;
 use crate::world::{EPOCH_SECS, World};
 
 const MICROS: i64 = 1_000_000;
@@ -127,8 +128,31 @@ pub struct Lane<'a> {
     pub namespace: String,
     /// The cluster's controller settings.
     pub settings: &'a ClusterSettings,
-    /// Case seconds to keep sampling after the case's duration.
+    /// Case seconds to keep sampling after the case's duration, at the most.
     pub tail: f64,
+    /// What lets the lane stop before its tail ends, when given.
+    pub settle: Option<Settle<'a>>,
+}
+
+/// What lets the lane stop watching a case before its tail ends, once watching on can no longer
+/// add a sample inside a window the case states ([`super::check::settled`]): each HPA's virtual
+/// trace run on through the tail (the case's own first, then those alongside, in the order
+/// [`run`] returns what it observed) and the timing tolerance.
+pub struct Settle<'a> {
+    /// The reference core's trace of each HPA.
+    pub traces: Vec<&'a [TickTrace]>,
+    /// ±case seconds a decision may come from when it is due.
+    pub tolerance: f64,
+}
+
+impl Settle<'_> {
+    /// Whether every HPA of the case has been watched long enough at case second `now`.
+    fn settled(&self, members: &[Member<'_>], time_scale: u32, now: f64) -> bool {
+        members.len() == self.traces.len()
+            && members.iter().zip(&self.traces).all(|(m, trace)| {
+                super::check::settled(m.case, &m.observed, trace, self.tolerance, time_scale, now)
+            })
+    }
 }
 
 /// The world's pod status with times moved to the cluster's clock, as JSON for a status patch.
@@ -1306,6 +1330,11 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
         if now > end {
             break;
         }
+        // Watched long enough: one more round, which lists the events too, and the case ends.
+        let last_round = lane
+            .settle
+            .as_ref()
+            .is_some_and(|s| s.settled(&members, scale, now));
         // Timeline entries go in half a sync period early: the controller's reconciles fall on
         // t = 0, P, 2P, … (see above), so the one at t sees what the case sets at t — as the
         // virtual-time tick does — and the one at t − P does not.
@@ -1390,7 +1419,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
                     pods: m.world.pod_counts(ti),
                 });
             }
-            if now - last_events >= f64::from(scale) || now + 1.0 > end {
+            if now - last_events >= f64::from(scale) || now + 1.0 > end || last_round {
                 last_events = now;
                 let list = events_api
                     .list(
@@ -1442,6 +1471,7 @@ pub async fn run(lane: &Lane<'_>, case: &Case, plan: &Plan) -> Result<Vec<Observ
         }
         .await;
         match step {
+            Ok(()) if last_round => break,
             Ok(()) => failing_since = None,
             Err(e) => {
                 let since = *failing_since.get_or_insert_with(std::time::Instant::now);

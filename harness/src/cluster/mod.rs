@@ -1313,6 +1313,17 @@ async fn run_one(shared: Shared, written: Case, i: usize, posed: Posed) -> (usiz
     } else {
         &[]
     };
+    // When each decision is due: the reference core's trace of the case at the run's release,
+    // run on through the lane's tail after the case's end.
+    let mut extended = truth.unwrap_or_else(|| case.clone());
+    let period = extended.sync_period.max(1);
+    let tail = (2.0 * tolerance / f64::from(period)).ceil() as u32;
+    extended.duration = extended.duration.saturating_add(tail * period);
+    let truth = crate::run::run_case(&extended, &crate::targets::CoreTarget, &run_opts);
+    let truths: Vec<&[crate::run::trace::TickTrace]> = std::iter::once(&truth.trace)
+        .chain(truth.alongside.iter().map(|a| &a.trace))
+        .map(Vec::as_slice)
+        .collect();
     let outcome = match kube::create_namespace_labelled(&client, &ns, &run_id, labels).await {
         Err(e) => Err(e),
         Ok(()) => {
@@ -1323,6 +1334,10 @@ async fn run_one(shared: Shared, written: Case, i: usize, posed: Posed) -> (usiz
                 settings: &flags,
                 // Decisions may each come a sync period late: room for the last ones.
                 tail: 2.0 * tolerance,
+                settle: Some(lane::Settle {
+                    traces: truths.clone(),
+                    tolerance,
+                }),
             };
             let r = lane::run(&lane, &case, &plan).await;
             stub.delete(&ns).await;
@@ -1333,17 +1348,8 @@ async fn run_one(shared: Shared, written: Case, i: usize, posed: Posed) -> (usiz
     let mut r = match outcome {
         Err(e) => result(&case, Outcome::Errored(e), Vec::new(), at),
         Ok(observed) => {
-            // When each decision is due: the reference core's trace of the case at the run's
-            // release, run on through the tail the lane observed after the case's end.
-            let mut extended = truth.unwrap_or_else(|| case.clone());
-            let period = extended.sync_period.max(1);
-            let tail = (2.0 * tolerance / f64::from(period)).ceil() as u32;
-            extended.duration = extended.duration.saturating_add(tail * period);
-            let truth = crate::run::run_case(&extended, &crate::targets::CoreTarget, &run_opts);
             let mut failures = Vec::new();
             let mut alongside = Vec::new();
-            let truths =
-                std::iter::once(&truth.trace).chain(truth.alongside.iter().map(|a| &a.trace));
             let cases = std::iter::once(&case).chain(&case.members);
             for (k, ((c, seen), truth)) in cases.zip(&observed).zip(truths).enumerate() {
                 let name = c.file.hpa.metadata.name.clone().unwrap_or_default();
