@@ -222,6 +222,32 @@ fn check_at(
     }
 }
 
+/// The lateness of each observed change against the virtual trace ([`lateness`]), failures of
+/// timing into `out`.
+fn lags_of(
+    observed: &Observed,
+    virtual_trace: &[TickTrace],
+    tolerance: f64,
+    time_scale: u32,
+    out: &mut Vec<Failure>,
+) -> Vec<(f64, f64)> {
+    lateness(
+        &changes_virtual(virtual_trace),
+        &changes_observed(observed, f64::from(time_scale.max(1))),
+        tolerance,
+        out,
+    )
+}
+
+/// The virtual trajectory up to case second `end` (the case's end), and through its whole tail.
+fn trajectories(virtual_trace: &[TickTrace], end: f64) -> (Vec<i32>, Vec<i32>) {
+    let until_end = virtual_trace.partition_point(|r| r.t as f64 <= end);
+    (
+        crate::run::trajectory(&virtual_trace[..until_end]),
+        crate::run::trajectory(virtual_trace),
+    )
+}
+
 /// Checks every expectation of the case against what was observed, with `virtual_trace` (the
 /// reference core's trace of the case, run on through the lane's tail) giving when each change
 /// is due; the failures (none: passed).
@@ -233,12 +259,7 @@ pub fn check(
     time_scale: u32,
 ) -> Vec<Failure> {
     let mut out = Vec::new();
-    let lags = lateness(
-        &changes_virtual(virtual_trace),
-        &changes_observed(observed, f64::from(time_scale.max(1))),
-        tolerance,
-        &mut out,
-    );
+    let lags = lags_of(observed, virtual_trace, tolerance, time_scale, &mut out);
     for x in &case.file.expect.at {
         check_at(x, observed, tolerance, &lags, &mut out);
     }
@@ -291,19 +312,12 @@ pub fn settled(
         return false;
     }
     let have = trajectory(observed);
-    let until_end = virtual_trace.partition_point(|r| r.t as f64 <= end);
-    let within = crate::run::trajectory(&virtual_trace[..until_end]);
-    let extended = crate::run::trajectory(virtual_trace);
+    let (within, extended) = trajectories(virtual_trace, end);
     if !have.starts_with(&within) || !extended.starts_with(&have) {
         return false;
     }
     let mut late = Vec::new();
-    let lags = lateness(
-        &changes_virtual(virtual_trace),
-        &changes_observed(observed, f64::from(time_scale.max(1))),
-        tolerance,
-        &mut late,
-    );
+    let lags = lags_of(observed, virtual_trace, tolerance, time_scale, &mut late);
     if !late.is_empty() {
         return false;
     }
@@ -323,9 +337,7 @@ pub fn settled(
 /// walk-down that goes on after `durationSeconds` is not a failure of a controller that keeps
 /// deciding while the lane waits for late decisions.
 fn only_after_the_end(have: &[i32], virtual_trace: &[TickTrace], end: f64) -> bool {
-    let until_end = virtual_trace.partition_point(|r| r.t as f64 <= end);
-    let within = crate::run::trajectory(&virtual_trace[..until_end]);
-    let extended = crate::run::trajectory(virtual_trace);
+    let (within, extended) = trajectories(virtual_trace, end);
     have.len() > within.len() && have.starts_with(&within) && extended.starts_with(have)
 }
 
