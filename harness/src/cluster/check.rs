@@ -430,8 +430,8 @@ mod tests {
         assert_eq!(changes_observed(&behind, 5.0), vec![(25.0, 110)]);
     }
 
-    #[test]
-    fn a_walk_down_that_goes_on_after_the_end_is_not_a_failure() {
+    /// A virtual trace of (t, replicas before, replicas after) ticks with an empty status.
+    fn virtual_trace(steps: &[(i64, i32, i32)]) -> Vec<TickTrace> {
         let outcome = TickOutcome {
             scaled_to: None,
             status: Default::default(),
@@ -439,18 +439,22 @@ mod tests {
             explanation: None,
             memory: None,
         };
+        steps
+            .iter()
+            .map(|(t, b, r)| tick_trace(*t, *b, *r, (0, 0), &outcome))
+            .collect()
+    }
+
+    #[test]
+    fn a_walk_down_that_goes_on_after_the_end_is_not_a_failure() {
         // Virtual: 100 → 97 (t=30) → 94 (t=45) → 91 (t=60, the case's end) → 88 (t=75, tail).
-        let steps = [
+        let v = virtual_trace(&[
             (0, 100, 100),
             (30, 100, 97),
             (45, 97, 94),
             (60, 94, 91),
             (75, 91, 88),
-        ];
-        let v: Vec<TickTrace> = steps
-            .iter()
-            .map(|(t, b, r)| tick_trace(*t, *b, *r, (0, 0), &outcome))
-            .collect();
+        ]);
         assert!(only_after_the_end(&[100, 97, 94, 91, 88], &v, 60.0));
         // Exactly the case's trajectory is not "beyond"; the plain comparison decides.
         assert!(!only_after_the_end(&[100, 97, 94, 91], &v, 60.0));
@@ -473,18 +477,8 @@ mod tests {
                 ..Default::default()
             })
             .collect();
-        let outcome = TickOutcome {
-            scaled_to: None,
-            status: Default::default(),
-            events: Vec::new(),
-            explanation: None,
-            memory: None,
-        };
         // Virtual: 10 → 8 at t=30, then 6 at t=90 (after the end, in the tail).
-        let v: Vec<TickTrace> = [(0, 10, 10), (30, 10, 8), (60, 8, 8), (90, 8, 6)]
-            .iter()
-            .map(|(t, b, r)| tick_trace(*t, *b, *r, (0, 0), &outcome))
-            .collect();
+        let v = virtual_trace(&[(0, 10, 10), (30, 10, 8), (60, 8, 8), (90, 8, 6)]);
         let watched = |samples: Vec<Sample>| Observed {
             initial: 10,
             samples,
@@ -521,10 +515,7 @@ mod tests {
         assert!(!settled(&case, &late, &v, 20.0, 1, 130.0));
         // A case whose count never changes: one tolerance past its end.
         case.file.expect.at.clear();
-        let flat: Vec<TickTrace> = [(0, 10, 10), (30, 10, 10), (60, 10, 10), (90, 10, 10)]
-            .iter()
-            .map(|(t, b, r)| tick_trace(*t, *b, *r, (0, 0), &outcome))
-            .collect();
+        let flat = virtual_trace(&[(0, 10, 10), (30, 10, 10), (60, 10, 10), (90, 10, 10)]);
         let still = watched(vec![sample(0.5, 10, None), sample(79.0, 10, None)]);
         assert!(!settled(&case, &still, &flat, 20.0, 1, 80.0));
         assert!(settled(&case, &still, &flat, 20.0, 1, 80.5));
