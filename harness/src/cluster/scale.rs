@@ -46,8 +46,8 @@ pub struct Load {
     pub parallel: usize,
 }
 
-/// Creates the load (namespaces already there are skipped: a re-run resumes) and returns how
-/// long it took.
+/// Creates the load and returns how long it took. A re-run resumes, and repairs what a stopped
+/// load or a restarted stub left (see [`one`]).
 pub async fn create(client: &Client, load: Load) -> Result<Duration, String> {
     let started = Instant::now();
     k::ensure_sim_node(client).await?;
@@ -82,60 +82,33 @@ pub async fn create(client: &Client, load: Load) -> Result<Duration, String> {
     Ok(started.elapsed())
 }
 
+/// Sets up (or repairs) namespace `ns`: its Deployment of `pods` pods, each Running and Ready on
+/// the simulated node, the stub's metric for them, and the HPA. On a re-run the parts already
+/// there are kept, and the rest is put back: pods that lost their readiness while nothing kept
+/// the node Ready are made Ready again, and the stub (whose answers live in its memory, lost when
+/// its pod restarts) is given the namespace's metric again.
 async fn one(client: &Client, stub: &StubControl, ns: &str, pods: usize) -> Result<(), String> {
     let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
-    if hpas
+    let has_hpa = hpas
         .get_opt("app")
         .await
         .map_err(|e| e.to_string())?
-        .is_some()
-    {
-        return Ok(());
-    }
-    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
-    if namespaces
-        .get_opt(ns)
-        .await
-        .map_err(|e| e.to_string())?
-        .is_none()
-    {
-        k::create_namespace(client, ns, RUN).await?;
-    }
+        .is_some();
     let labels: BTreeMap<String, String> = [("app".to_string(), "app".to_string())].into();
-    let spec: PodSpec = serde_json::from_value(json!({"containers": [{
-        "name": "app", "image": k::POD_IMAGE,
-        "resources": {"requests": {"cpu": "100m"}}
-    }]}))
-    .map_err(|e| e.to_string())?;
     let replicas = i32::try_from(pods).map_err(|e| e.to_string())?;
-    if let Err(e) = k::create_workload(
-        client,
-        ns,
-        WorkloadKind::Deployment,
-        "app",
-        replicas,
-        &labels,
-        &spec,
-    )
-    .await
-        && !e.contains("AlreadyExists")
-    {
-        return Err(e);
+    if !has_hpa {
+        create_workload(client, ns, &labels, replicas).await?;
     }
     // The ReplicaSet controller creates the pods; the harness plays their kubelet.
     let api: Api<Pod> = Api::namespaced(client.clone(), ns);
     let deadline = Instant::now() + Duration::from_secs(600);
-    let names = loop {
+    let listed = loop {
         let list = api
             .list(&ListParams::default().labels("app=app"))
             .await
             .map_err(|e| e.to_string())?;
         if list.items.len() >= pods {
-            break list
-                .items
-                .into_iter()
-                .filter_map(|p| p.metadata.name)
-                .collect::<Vec<_>>();
+            break list.items;
         }
         if Instant::now() > deadline {
             return Err(format!(
@@ -151,8 +124,15 @@ async fn one(client: &Client, stub: &StubControl, ns: &str, pods: usize) -> Resu
         "phase": "Running", "startTime": started.to_string(),
         "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": started.to_string()}]
     });
-    for name in &names {
-        k::patch_pod_status(client, ns, name, &status).await?;
+    let mut names = Vec::with_capacity(listed.len());
+    for pod in listed {
+        let Some(name) = pod.metadata.name.clone() else {
+            continue;
+        };
+        if !running_and_ready(&pod) {
+            k::patch_pod_status(client, ns, &name, &status).await?;
+        }
+        names.push(name);
     }
     let mut doc = ControlDocument::default();
     let mut values = ListAnswer::<PodValue>::default();
@@ -168,6 +148,9 @@ async fn one(client: &Client, stub: &StubControl, ns: &str, pods: usize) -> Resu
     doc.metrics = MetricsApis::default();
     doc.metrics.pods.insert(METRIC.into(), values);
     stub.put(ns, &doc).await?;
+    if has_hpa {
+        return Ok(());
+    }
     let hpa: HorizontalPodAutoscaler = serde_json::from_value(json!({
         "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
         "metadata": {"name": "app"},
@@ -184,11 +167,76 @@ async fn one(client: &Client, stub: &StubControl, ns: &str, pods: usize) -> Resu
     k::create_hpa(client, ns, &hpa).await
 }
 
-/// Keeps the simulated node Ready (its kubelet's heartbeat) until the process is stopped.
-pub async fn keep_node(client: &Client) -> ! {
+/// The namespace (when missing) and its Deployment `app` of `replicas` pods.
+async fn create_workload(
+    client: &Client,
+    ns: &str,
+    labels: &BTreeMap<String, String>,
+    replicas: i32,
+) -> Result<(), String> {
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    if namespaces
+        .get_opt(ns)
+        .await
+        .map_err(|e| e.to_string())?
+        .is_none()
+    {
+        k::create_namespace(client, ns, RUN).await?;
+    }
+    let spec: PodSpec = serde_json::from_value(json!({"containers": [{
+        "name": "app", "image": k::POD_IMAGE,
+        "resources": {"requests": {"cpu": "100m"}}
+    }]}))
+    .map_err(|e| e.to_string())?;
+    match k::create_workload(
+        client,
+        ns,
+        WorkloadKind::Deployment,
+        "app",
+        replicas,
+        labels,
+        &spec,
+    )
+    .await
+    {
+        Err(e) if !e.contains("AlreadyExists") => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Whether the pod is Running with its Ready condition True (as the load leaves it).
+fn running_and_ready(pod: &Pod) -> bool {
+    pod.status.as_ref().is_some_and(|s| {
+        s.phase.as_deref() == Some("Running")
+            && s.conditions
+                .iter()
+                .flatten()
+                .any(|c| c.type_ == "Ready" && c.status == "True")
+    })
+}
+
+/// How long the heartbeat may fail before [`keep_node`] gives up: the cluster is gone.
+pub const HEARTBEAT_GIVE_UP: Duration = Duration::from_secs(120);
+
+/// Keeps the simulated node Ready (its kubelet's heartbeat, every 10 s) until the process is
+/// stopped — or until the heartbeat has failed for [`HEARTBEAT_GIVE_UP`] (the cluster was
+/// deleted: a load left running for a kept cluster, `KEEP=1`, then ends by itself). Returns the
+/// last error.
+pub async fn keep_node(client: &Client) -> String {
+    let mut failing_since: Option<Instant> = None;
     loop {
-        if let Err(e) = k::heartbeat(client).await {
-            eprintln!("kind-scale: heartbeat: {e}");
+        match k::heartbeat(client).await {
+            Ok(()) => failing_since = None,
+            Err(e) => {
+                eprintln!("kind-scale: heartbeat: {e}");
+                let since = *failing_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= HEARTBEAT_GIVE_UP {
+                    return format!(
+                        "the simulated node's heartbeat failed for {} s (the cluster is gone?): {e}",
+                        HEARTBEAT_GIVE_UP.as_secs()
+                    );
+                }
+            }
         }
         tokio::time::sleep(Duration::from_secs(10)).await;
     }
@@ -757,7 +805,7 @@ pub struct Args {
 /// A step of the benchmark.
 #[derive(Debug, clap::Subcommand)]
 pub enum Step {
-    /// Create the load (a re-run resumes), then keep the simulated node Ready until stopped.
+    /// Create the load (a re-run resumes and repairs), then keep the simulated node Ready until stopped.
     Load {
         /// Simulated pods per HPA.
         #[arg(long, default_value_t = 10)]
@@ -866,7 +914,7 @@ pub fn run(args: Args, out: &mut dyn std::io::Write) -> Result<(), String> {
                 )
                 .map_err(|e| e.to_string())?;
                     out.flush().map_err(|e| e.to_string())?;
-                    keep_node(&client).await
+                    Err(keep_node(&client).await)
                 }
                 Step::Measure {
                     controller,
@@ -937,6 +985,27 @@ mod tests {
         let none = lateness(&times, 3, 100_000, 200_000, Duration::from_secs(15));
         assert_eq!((none.measured, none.intervals), (0, 0));
         assert!(none.p50.is_nan());
+    }
+
+    #[test]
+    fn a_re_run_makes_ready_again_only_the_pods_that_are_not_running_and_ready() {
+        let pod = |status: serde_json::Value| -> Pod {
+            serde_json::from_value(json!({"metadata": {"name": "p"}, "status": status}))
+                .expect("a pod")
+        };
+        let ready = json!({"type": "Ready", "status": "True"});
+        assert!(running_and_ready(&pod(
+            json!({"phase": "Running", "conditions": [ready]})
+        )));
+        // The node lifecycle controller's mark while nothing kept the simulated node Ready.
+        assert!(!running_and_ready(&pod(json!({"phase": "Running",
+            "conditions": [{"type": "Ready", "status": "False"}]}))));
+        assert!(!running_and_ready(&pod(json!({"phase": "Running"}))));
+        // A new pod, before the harness played its kubelet.
+        assert!(!running_and_ready(&pod(json!({"phase": "Pending"}))));
+        assert!(!running_and_ready(
+            &serde_json::from_value(json!({})).expect("a pod")
+        ));
     }
 
     #[test]
