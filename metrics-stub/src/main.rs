@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use clap::Parser;
 use hpa_metrics_stub::auth::{Auth, ControlToken};
 use hpa_metrics_stub::server::Server;
-use hpa_metrics_stub::state::{Clock, Store};
+use hpa_metrics_stub::state::{Caps, Clock, Store};
 use hpa_metrics_stub::tls;
 
 /// Serves metrics.k8s.io, custom.metrics.k8s.io and external.metrics.k8s.io with the answers the
@@ -46,6 +46,26 @@ struct Args {
     /// env-filter directive such as `debug,rustls=info`.
     #[arg(long, default_value = "info")]
     log_level: String,
+    /// At most this many namespaces have a control document (the scale benchmark needs one per
+    /// HPA).
+    #[arg(long, default_value_t = Caps::DEFAULT.max_namespaces)]
+    max_namespaces: usize,
+    /// All control documents together weigh at most this many MiB (a document's weight bounds
+    /// the memory its parsed form takes: metrics-stub/src/state.rs). Keep the container's memory
+    /// limit above it.
+    #[arg(long, default_value_t = Caps::DEFAULT.max_total_weight >> 20)]
+    max_documents_weight_mib: usize,
+}
+
+impl Args {
+    /// The store's caps: the defaults, with the two the flags set.
+    fn caps(&self) -> Caps {
+        Caps {
+            max_namespaces: self.max_namespaces,
+            max_total_weight: self.max_documents_weight_mib.saturating_mul(1 << 20),
+            ..Caps::DEFAULT
+        }
+    }
 }
 
 #[tokio::main]
@@ -85,7 +105,13 @@ async fn main() -> anyhow::Result<()> {
         allowed_names = ?auth.allowed_names,
         "control API: token required; metrics APIs: front-proxy client certificate required"
     );
-    let store = Arc::new(Store::new(Clock::System));
+    let caps = args.caps();
+    tracing::info!(
+        max_namespaces = caps.max_namespaces,
+        max_documents_weight_mib = args.max_documents_weight_mib,
+        "control documents capped"
+    );
+    let store = Arc::new(Store::with_caps(Clock::System, caps));
     let server = Server::start(args.listen, config, certificate, store, Arc::new(auth)).await?;
 
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -97,4 +123,39 @@ async fn main() -> anyhow::Result<()> {
     tracing::info!("shutting down");
     server.shutdown().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(extra: &[&str]) -> Args {
+        let base = [
+            "hpa-metrics-stub",
+            "--control-token-file=/t",
+            "--requestheader-client-ca-file=/ca",
+        ];
+        Args::try_parse_from(base.iter().chain(extra)).expect("flags")
+    }
+
+    #[test]
+    fn the_document_caps_default_to_the_stores_and_the_flags_raise_them() {
+        assert_eq!(args(&[]).caps(), Caps::DEFAULT);
+        let raised = args(&["--max-namespaces=20000", "--max-documents-weight-mib=256"]).caps();
+        assert_eq!(raised.max_namespaces, 20_000);
+        assert_eq!(raised.max_total_weight, 256 << 20);
+        assert_eq!(
+            raised.max_document_weight,
+            Caps::DEFAULT.max_document_weight
+        );
+        assert!(
+            Args::try_parse_from([
+                "hpa-metrics-stub",
+                "--control-token-file=/t",
+                "--requestheader-client-ca-file=/ca",
+                "--max-namespaces=many",
+            ])
+            .is_err()
+        );
+    }
 }
