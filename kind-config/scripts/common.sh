@@ -103,9 +103,6 @@ use_cluster() {
   export KUBECONFIG=${KUBECONFIG:-$kubeconfig}
 }
 
-# Switches kube-controller-manager's HPA controller off on the kind node $1 (its static pod
-# manifest edited: `--controllers=…,-horizontal-pod-autoscaler-controller`) and waits until KCM
-# runs again without it — so that another HPA controller can take its place.
 # The pid, in kind node $1, of the deployed reference controller's process that holds its Lease:
 # the holder's pod, found by its UID in the process's cgroup path (pod<uid>, with - or _).
 reference_leader_pid() {
@@ -114,20 +111,43 @@ reference_leader_pid() {
   uid=$(kubectl -n hpa-reference get pod "${holder%_*}" -o jsonpath='{.metadata.uid}')
   "$DOCKER" exec "$1" sh -c "for p in /proc/[0-9]*; do [ \"\$(cat \$p/comm 2>/dev/null)\" = hpa-reference ] && grep -q -e 'pod$uid' -e 'pod${uid//-/_}' \$p/cgroup && echo \${p#/proc/}; done; true" | head -1
 }
-kcm_hpa_off() {
-  local node=$1 manifest=/etc/kubernetes/manifests/kube-controller-manager.yaml args= ready=
-  "$DOCKER" exec "$node" grep -q -- '--controllers=\*,bootstrapsigner,tokencleaner$' "$manifest" \
-    || die "unexpected --controllers in $manifest"
-  "$DOCKER" exec "$node" sed -i \
-    's/--controllers=\*,bootstrapsigner,tokencleaner$/--controllers=*,bootstrapsigner,tokencleaner,-horizontal-pod-autoscaler-controller/' \
-    "$manifest"
+
+# Edits kube-controller-manager's static pod manifest on the kind node $1 with the sed
+# substitution $3 of a line matching the regex $2 (which must be there) and waits until KCM runs
+# again, ready, with the fixed string $4 among its arguments; $5 says what changed, for the error.
+kcm_edit() {
+  local node=$1 line=$2 substitution=$3 expect=$4 what=$5
+  local manifest=/etc/kubernetes/manifests/kube-controller-manager.yaml args= ready=
+  "$DOCKER" exec "$node" grep -q -- "$line" "$manifest" || die "no line matching '$line' in $manifest"
+  "$DOCKER" exec "$node" sed -i "$substitution" "$manifest"
   for _ in $(seq 120); do
     args=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
       -o jsonpath='{.items[0].spec.containers[0].command}' 2>/dev/null || true)
     ready=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
       -o jsonpath='{.items[0].status.containerStatuses[0].ready}' 2>/dev/null || true)
-    if grep -q -- '-horizontal-pod-autoscaler-controller' <<<"$args" && [ "$ready" = true ]; then return 0; fi
+    if grep -qF -- "$expect" <<<"$args" && [ "$ready" = true ]; then return 0; fi
     sleep 1
   done
-  die "kube-controller-manager did not restart without its HPA controller"
+  die "kube-controller-manager did not restart $what"
+}
+
+# Switches kube-controller-manager's HPA controller off on the kind node $1 (its static pod
+# manifest edited: `--controllers=…,-horizontal-pod-autoscaler-controller`) and waits until KCM
+# runs again without it — so that another HPA controller can take its place.
+kcm_hpa_off() {
+  kcm_edit "$1" '--controllers=\*,bootstrapsigner,tokencleaner$' \
+    's/--controllers=\*,bootstrapsigner,tokencleaner$/--controllers=*,bootstrapsigner,tokencleaner,-horizontal-pod-autoscaler-controller/' \
+    '-horizontal-pod-autoscaler-controller' "without its HPA controller"
+}
+
+# Sets kube-controller-manager's client rate limit on the kind node $1 to $2 requests/s
+# (`--kube-api-qps`, burst twice that) and waits until it runs with it. Each of its clients —
+# the HPA controller's scale client and metrics client among them — has its own limiter at this
+# rate (client-go's token bucket per REST client).
+kcm_api_qps() {
+  local qps=$2
+  [[ "$qps" =~ ^[1-9][0-9]*$ ]] || die "kube-api-qps: '$qps' is not a positive whole number"
+  kcm_edit "$1" '--kube-api-qps=[0-9]*$' \
+    "s/--kube-api-qps=[0-9]*\$/--kube-api-qps=$qps/; s/--kube-api-burst=[0-9]*\$/--kube-api-burst=$((2 * qps))/" \
+    "--kube-api-qps=$qps" "with --kube-api-qps=$qps"
 }
