@@ -97,7 +97,7 @@ async fn one(client: &Client, stub: &StubControl, ns: &str, pods: usize) -> Resu
     let labels: BTreeMap<String, String> = [("app".to_string(), "app".to_string())].into();
     let replicas = i32::try_from(pods).map_err(|e| e.to_string())?;
     if !has_hpa {
-        create_workload(client, ns, &labels, replicas).await?;
+        ensure_workload(client, ns, &labels, replicas).await?;
     }
     // The ReplicaSet controller creates the pods; the harness plays their kubelet.
     let api: Api<Pod> = Api::namespaced(client.clone(), ns);
@@ -167,8 +167,8 @@ async fn one(client: &Client, stub: &StubControl, ns: &str, pods: usize) -> Resu
     k::create_hpa(client, ns, &hpa).await
 }
 
-/// The namespace (when missing) and its Deployment `app` of `replicas` pods.
-async fn create_workload(
+/// The namespace and its Deployment `app` of `replicas` pods, each created when missing.
+async fn ensure_workload(
     client: &Client,
     ns: &str,
     labels: &BTreeMap<String, String>,
