@@ -140,6 +140,23 @@ kcm_hpa_off() {
     '-horizontal-pod-autoscaler-controller' "without its HPA controller"
 }
 
+# Sets the deployed reference controller's client rate limit to $1 requests/s (`--kube-api-qps`,
+# burst twice that: its Deployment's arguments replaced) and waits for the rollout — the same
+# limits kcm_api_qps gives kube-controller-manager.
+reference_api_qps() {
+  local qps=$1 args patch
+  [[ "$qps" =~ ^[1-9][0-9]*$ ]] || die "kube-api-qps: '$qps' is not a positive whole number"
+  args=$(kubectl -n hpa-reference get deploy hpa-reference \
+    -o jsonpath='{range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}')
+  grep -q -- '^--kube-api-qps=' <<<"$args" || die "the hpa-reference Deployment has no --kube-api-qps"
+  patch=$(sed -e "s/^--kube-api-qps=.*/--kube-api-qps=$qps/" \
+              -e "s/^--kube-api-burst=.*/--kube-api-burst=$((2 * qps))/" <<<"$args" |
+    python3 -c 'import json, sys; print(json.dumps([{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": sys.stdin.read().splitlines()}]))')
+  kubectl -n hpa-reference patch deploy hpa-reference --type=json -p "$patch" >/dev/null
+  kubectl -n hpa-reference rollout status deploy/hpa-reference --timeout=300s >/dev/null ||
+    die "the reference controller did not roll out with --kube-api-qps=$qps"
+}
+
 # Sets kube-controller-manager's client rate limit on the kind node $1 to $2 requests/s
 # (`--kube-api-qps`, burst twice that) and waits until it runs with it. Each of its clients —
 # the HPA controller's scale client and metrics client among them — has its own limiter at this

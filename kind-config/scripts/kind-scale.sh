@@ -20,8 +20,9 @@
 # 5,000 HPAs: `just bench kind-scale 5000` (setup ~5× longer; the node's pod count grows to 50,000);
 # 10,000: `just bench kind-scale 10000` (~21 min of setup; 100,000 pods).
 # KCM_API_QPS=N runs kube-controller-manager with `--kube-api-qps=N --kube-api-burst=2N` instead of
-# cluster.yaml's 200/400: each of its clients is held to that rate, and at 5,000 HPAs and more its
-# HPA controller's GETs of the scale subresource meet 200/s (the reference has no such limit).
+# cluster.yaml's 200/400, and the reference with the same flags instead of its manifest's 200/400:
+# each client of either is held to that rate (at 5,000 HPAs and more the GETs of the scale
+# subresource meet 200/s).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 hpas=${1:-1000}
@@ -78,6 +79,12 @@ kcm_hpa_off "$node"
 
 log "deploying the reference controller"
 "$KIND_CONFIG_DIR/reference/deploy.sh" 1
+reference_client="--kube-api-qps=200 --kube-api-burst=400 (kind-config/reference)"
+if [ -n "${KCM_API_QPS:-}" ]; then
+  reference_client="--kube-api-qps=$KCM_API_QPS --kube-api-burst=$((2 * KCM_API_QPS)) (KCM_API_QPS)"
+  log "the reference controller: $reference_client"
+  reference_api_qps "$KCM_API_QPS"
+fi
 log "measuring the reference controller"
 measure hpa-reference hpa-reference reference
 
@@ -95,6 +102,6 @@ if [ "${FAILOVER:-1}" = 1 ]; then
 fi
 
 {
-  echo "$hpas HPAs; kube-controller-manager's client: $kcm_client"
+  echo "$hpas HPAs; kube-controller-manager's client: $kcm_client; the reference's: $reference_client"
   "$bin" kind-scale table "$out/kcm.json" "$out/reference.json" "${failover[@]}"
 } | tee "$out/table.txt"

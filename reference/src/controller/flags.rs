@@ -66,6 +66,19 @@ pub struct Flags {
     /// feature-gate defaults. Match the cluster's kube-controller-manager.
     #[arg(long = "kubernetes-version", default_value_t = crate::version::KubernetesVersion::DEFAULT)]
     pub kubernetes_version: crate::version::KubernetesVersion,
+    /// QPS to use while talking with kubernetes apiserver: each of the controller's clients (its
+    /// clientset, the scale client, each metrics client, the informers, leader election) is held
+    /// to it, as client-go holds kube-controller-manager's. 0: client-go's default (5); negative:
+    /// no limit.
+    #[arg(
+        long = "kube-api-qps",
+        default_value_t = 20.0,
+        allow_negative_numbers = true
+    )]
+    pub kube_api_qps: f32,
+    /// Burst to use while talking with kubernetes apiserver (0: client-go's default, 10).
+    #[arg(long = "kube-api-burst", default_value_t = 30)]
+    pub kube_api_burst: u32,
     /// Only watch HPAs in this namespace (default: all namespaces).
     #[arg(long)]
     pub namespace: Option<String>,
@@ -187,6 +200,8 @@ mod tests {
             ),
             ("--concurrent-horizontal-pod-autoscaler-syncs", "5"),
             ("--leader-elect", "true"),
+            ("--kube-api-qps", "20"),
+            ("--kube-api-burst", "30"),
         ] {
             let at = help
                 .find(flag)

@@ -17,6 +17,7 @@ pub mod leader;
 pub mod monitor;
 pub mod pods;
 pub mod queue;
+pub mod ratelimit;
 pub mod retry;
 pub mod run;
 pub mod telemetry;

@@ -19,6 +19,8 @@ use kube::client::{Body, ClientBuilder};
 use tower::buffer::BufferLayer;
 use tower::retry::{Policy, RetryLayer};
 
+use super::ratelimit::RateLimitLayer;
+
 /// client-go's `maxRetries` for a request whose answer says when to come back.
 pub const MAX_RETRIES: u32 = 10;
 
@@ -82,12 +84,18 @@ impl<Res, E> Policy<Request<Body>, Response<Res>, E> for ServerSaysRetry {
     }
 }
 
-/// The controller's client for `config`: kube-rs's own retry off, [`ServerSaysRetry`] instead
-/// (over a buffer: a retry needs a service it can clone, and kube-rs's stack is boxed).
-pub fn client(mut config: kube::Config) -> Result<kube::Client, kube::Error> {
+/// The controller's client for `config`: kube-rs's own retry off, [`ServerSaysRetry`] instead,
+/// and under it client-go's client-side rate limits (`limits`: every attempt waits for its
+/// token, as `rest.Request.tryThrottle` does). Both sit over a buffer: they need a service they
+/// can clone, and kube-rs's stack is boxed.
+pub fn client(
+    mut config: kube::Config,
+    limits: RateLimitLayer,
+) -> Result<kube::Client, kube::Error> {
     config.default_retry = false;
     Ok(ClientBuilder::try_from(config)?
         .with_layer(&BufferLayer::new(1024))
+        .with_layer(&limits)
         .with_layer(&RetryLayer::new(ServerSaysRetry::default()))
         .build())
 }

@@ -48,7 +48,8 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
     flags.validate()?;
     let settings = flags.settings().map_err(anyhow::Error::msg)?;
     let timings = flags.leader_election()?;
-    let client = super::retry::client(kube::Config::infer().await?)?;
+    let limits = super::ratelimit::RateLimitLayer::new(flags.kube_api_qps, flags.kube_api_burst);
+    let client = super::retry::client(kube::Config::infer().await?, limits)?;
     let mut ctx = Context::new(client.clone(), Arc::new(SystemClock), settings);
     let health = Arc::new(Health {
         ready: false.into(),
