@@ -202,4 +202,40 @@ mod tests {
         assert_eq!(call_once(svc).await, 200);
         assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
+
+    /// The controller's whole client against a server that says "come back at once" first: the
+    /// retry goes through the rate limit too (client-go throttles every attempt), so with one
+    /// token a second the second attempt waits about a second for its own.
+    #[tokio::test]
+    async fn the_client_waits_for_a_token_before_every_attempt_retries_included() {
+        use wiremock::matchers::path;
+        use wiremock::{Mock, MockServer, ResponseTemplate};
+
+        let server = MockServer::start().await;
+        let scale = "/apis/apps/v1/namespaces/a/deployments/d/scale";
+        Mock::given(path(scale))
+            .respond_with(ResponseTemplate::new(503).insert_header("Retry-After", "0"))
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
+        Mock::given(path(scale))
+            .respond_with(ResponseTemplate::new(200).set_body_string("{}"))
+            .mount(&server)
+            .await;
+        let config = kube::Config::new(server.uri().parse().expect("uri"));
+        let client = client(config, RateLimitLayer::new(1.0, 1)).expect("client");
+
+        let started = std::time::Instant::now();
+        let req = Request::get(scale).body(Vec::new()).expect("request");
+        let answer: serde_json::Value = client.request(req).await.expect("the retried answer");
+        assert_eq!(answer, serde_json::json!({}));
+        let seen = server.received_requests().await.expect("recorded");
+        assert_eq!(seen.len(), 2, "the 503, then the retry");
+        // The first attempt took the bucket's one token; the retry waited for the next.
+        assert!(
+            started.elapsed() >= Duration::from_millis(990),
+            "the retry went after {:?}",
+            started.elapsed()
+        );
+    }
 }
