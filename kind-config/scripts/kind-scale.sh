@@ -52,14 +52,26 @@ cleanup() {
 }
 trap cleanup EXIT
 
-started=$(date +%s)
-"$bin" kind-scale --kubeconfig "$KUBECONFIG" --hpas "$hpas" load >"$out/load.log" 2>&1 &
-load_pid=$!
-until grep -q 'ready in' "$out/load.log"; do
-  kill -0 "$load_pid" 2>/dev/null || { cat "$out/load.log" >&2; die "the load failed"; }
-  sleep 2
-done
-log "$(grep 'ready in' "$out/load.log") (script: $(( $(date +%s) - started )) s)"
+# Sets the load up (or repairs it: pods made Running and Ready again, the stub's documents put
+# again) and leaves it running, keeping the simulated node Ready.
+start_load() {
+  local started
+  started=$(date +%s)
+  "$bin" kind-scale --kubeconfig "$KUBECONFIG" --hpas "$hpas" load >"$out/load.log" 2>&1 &
+  load_pid=$!
+  until grep -q 'ready in' "$out/load.log"; do
+    kill -0 "$load_pid" 2>/dev/null || { cat "$out/load.log" >&2; die "the load failed"; }
+    sleep 2
+  done
+  log "$(grep 'ready in' "$out/load.log") (script: $(( $(date +%s) - started )) s)"
+}
+# The metrics stub's Deployment generation: the reference's deploy.sh re-applies the stub, which
+# rolls it when its image changed meanwhile (sources edited during the run), and a new stub pod
+# starts with no documents.
+stub_generation() {
+  kubectl -n hpa-conformance-system get deploy hpa-metrics-stub -o jsonpath='{.metadata.generation}'
+}
+start_load
 
 measure() {
   "$bin" kind-scale --kubeconfig "$KUBECONFIG" --hpas "$hpas" measure --node "$node" \
@@ -78,7 +90,14 @@ log "switching kube-controller-manager's HPA controller off"
 kcm_hpa_off "$node"
 
 log "deploying the reference controller"
+stub_before=$(stub_generation)
 "$KIND_CONFIG_DIR/reference/deploy.sh" 1
+if [ "$(stub_generation)" != "$stub_before" ]; then
+  log "the metrics stub was rolled by the deploy (its image changed during the run): the load again, to put its documents back"
+  kill "$load_pid" 2>/dev/null || true
+  wait "$load_pid" 2>/dev/null || true
+  start_load
+fi
 reference_client="--kube-api-qps=200 --kube-api-burst=400 (kind-config/reference)"
 if [ -n "${KCM_API_QPS:-}" ]; then
   reference_client="--kube-api-qps=$KCM_API_QPS --kube-api-burst=$((2 * KCM_API_QPS)) (KCM_API_QPS)"
