@@ -140,21 +140,28 @@ kcm_hpa_off() {
     '-horizontal-pod-autoscaler-controller' "without its HPA controller"
 }
 
-# Sets the deployed reference controller's client rate limit to $1 requests/s (`--kube-api-qps`,
-# burst twice that: its Deployment's arguments replaced) and waits for the rollout — the same
-# limits kcm_api_qps gives kube-controller-manager.
+# `--kube-api-qps=$1 --kube-api-burst=<2 × $1>`: the client rate limit kind-scale gives both
+# controllers (a positive whole number of requests/s, burst twice that).
+api_qps_flags() {
+  [[ "$1" =~ ^[1-9][0-9]*$ ]] || die "kube-api-qps: '$1' is not a positive whole number"
+  echo "--kube-api-qps=$1 --kube-api-burst=$((2 * $1))"
+}
+
+# Sets the deployed reference controller's client rate limit to api_qps_flags $1 (its
+# Deployment's arguments replaced) and waits for the rollout — the same limits kcm_api_qps gives
+# kube-controller-manager.
 reference_api_qps() {
-  local qps=$1 args patch
-  [[ "$qps" =~ ^[1-9][0-9]*$ ]] || die "kube-api-qps: '$qps' is not a positive whole number"
+  local flags qps burst args patch
+  flags=$(api_qps_flags "$1")
+  read -r qps burst <<<"$flags"
   args=$(kubectl -n hpa-reference get deploy hpa-reference \
     -o jsonpath='{range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}')
   grep -q -- '^--kube-api-qps=' <<<"$args" || die "the hpa-reference Deployment has no --kube-api-qps"
-  patch=$(sed -e "s/^--kube-api-qps=.*/--kube-api-qps=$qps/" \
-              -e "s/^--kube-api-burst=.*/--kube-api-burst=$((2 * qps))/" <<<"$args" |
+  patch=$(sed -e "s/^--kube-api-qps=.*/$qps/" -e "s/^--kube-api-burst=.*/$burst/" <<<"$args" |
     python3 -c 'import json, sys; print(json.dumps([{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": sys.stdin.read().splitlines()}]))')
   kubectl -n hpa-reference patch deploy hpa-reference --type=json -p "$patch" >/dev/null
   kubectl -n hpa-reference rollout status deploy/hpa-reference --timeout=300s >/dev/null ||
-    die "the reference controller did not roll out with --kube-api-qps=$qps"
+    die "the reference controller did not roll out with $flags"
 }
 
 # Sets kube-controller-manager's client rate limit on the kind node $1 to $2 requests/s
@@ -162,9 +169,10 @@ reference_api_qps() {
 # the HPA controller's scale client and metrics client among them — has its own limiter at this
 # rate (client-go's token bucket per REST client).
 kcm_api_qps() {
-  local qps=$2
-  [[ "$qps" =~ ^[1-9][0-9]*$ ]] || die "kube-api-qps: '$qps' is not a positive whole number"
+  local flags qps burst
+  flags=$(api_qps_flags "$2")
+  read -r qps burst <<<"$flags"
   kcm_edit "$1" '--kube-api-qps=[0-9]*$' \
-    "s/--kube-api-qps=[0-9]*\$/--kube-api-qps=$qps/; s/--kube-api-burst=[0-9]*\$/--kube-api-burst=$((2 * qps))/" \
-    "--kube-api-qps=$qps" "with --kube-api-qps=$qps"
+    "s/--kube-api-qps=[0-9]*\$/$qps/; s/--kube-api-burst=[0-9]*\$/$burst/" \
+    "$qps" "with $flags"
 }

@@ -78,8 +78,10 @@ measure() {
     --controller "$1" --comm "$2" >"$out/$3.json"
 }
 kcm_client="--kube-api-qps=200 --kube-api-burst=400 (cluster.yaml)"
+reference_client="--kube-api-qps=200 --kube-api-burst=400 (kind-config/reference)"
 if [ -n "${KCM_API_QPS:-}" ]; then
-  kcm_client="--kube-api-qps=$KCM_API_QPS --kube-api-burst=$((2 * KCM_API_QPS)) (KCM_API_QPS)"
+  kcm_client="$(api_qps_flags "$KCM_API_QPS") (KCM_API_QPS)"
+  reference_client=$kcm_client
   log "kube-controller-manager: $kcm_client"
   kcm_api_qps "$node" "$KCM_API_QPS"
 fi
@@ -98,9 +100,7 @@ if [ "$(stub_generation)" != "$stub_before" ]; then
   wait "$load_pid" 2>/dev/null || true
   start_load
 fi
-reference_client="--kube-api-qps=200 --kube-api-burst=400 (kind-config/reference)"
 if [ -n "${KCM_API_QPS:-}" ]; then
-  reference_client="--kube-api-qps=$KCM_API_QPS --kube-api-burst=$((2 * KCM_API_QPS)) (KCM_API_QPS)"
   log "the reference controller: $reference_client"
   reference_api_qps "$KCM_API_QPS"
 fi

@@ -91,15 +91,9 @@ pub enum ApiClient {
 }
 
 impl ApiClient {
-    const ALL: [ApiClient; 7] = [
-        ApiClient::Hpa,
-        ApiClient::Scale,
-        ApiClient::ResourceMetrics,
-        ApiClient::CustomMetrics,
-        ApiClient::ExternalMetrics,
-        ApiClient::Informers,
-        ApiClient::LeaderElection,
-    ];
+    /// How many clients there are (the buckets of a [`RateLimitLayer`], indexed by `as usize`):
+    /// one past the last variant.
+    const COUNT: usize = ApiClient::LeaderElection as usize + 1;
 
     /// Which client makes a request of `method` on `path` (the URI's path, no query).
     pub fn of(method: &Method, path: &str) -> ApiClient {
@@ -125,13 +119,6 @@ impl ApiClient {
         }
         ApiClient::Hpa
     }
-
-    fn index(self) -> usize {
-        ApiClient::ALL
-            .iter()
-            .position(|c| *c == self)
-            .expect("every client is in ALL")
-    }
 }
 
 /// `--kube-api-qps` and `--kube-api-burst` as client-go turns them into a limiter: `None` is no
@@ -146,7 +133,7 @@ pub fn bucket_for(qps: f32, burst: u32) -> Option<TokenBucket> {
 /// One [`TokenBucket`] per [`ApiClient`], shared by every clone of the client.
 #[derive(Debug, Clone)]
 pub struct RateLimitLayer {
-    buckets: Option<Arc<[Mutex<TokenBucket>; 7]>>,
+    buckets: Option<Arc<[Mutex<TokenBucket>; ApiClient::COUNT]>>,
 }
 
 impl RateLimitLayer {
@@ -162,7 +149,7 @@ impl RateLimitLayer {
     pub fn reserve(&self, client: ApiClient, now: Instant) -> Duration {
         match &self.buckets {
             None => Duration::ZERO,
-            Some(buckets) => buckets[client.index()]
+            Some(buckets) => buckets[client as usize]
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .reserve(now),
