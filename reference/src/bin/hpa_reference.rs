@@ -4,6 +4,12 @@
 
 use clap::Parser;
 
+// jemalloc, not the C library's allocator: the images link musl statically, whose allocator maps
+// and unmaps small groups of pages around almost every request (page faults and TLB flushes each
+// time, docs/performance.md 2026-12-04).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 // One thread: the controller waits on the network almost all the time, and a multi-threaded
 // runtime spends more CPU handing tasks between threads than it saves (`just bench kind-scale`).
 #[tokio::main(flavor = "current_thread")]
