@@ -131,6 +131,28 @@ kcm_edit() {
   die "kube-controller-manager did not restart $what"
 }
 
+# Restarts kube-controller-manager on the kind node $1 (its process killed; the kubelet starts its
+# static pod's container again) and waits until the new one runs, ready. A controller that starts
+# while every HPA already exists queues them all at once (1.37) and books each next reconcile a sync
+# period after its first: its schedule is as bunched as its first round was quick — the state the
+# deployed reference starts in, so kind-scale restarts KCM before measuring it.
+kcm_restart() {
+  local node=$1 before= after= ready=
+  before=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
+    -o jsonpath='{.items[0].status.containerStatuses[0].restartCount}')
+  "$DOCKER" exec "$node" sh -c 'kill $(pidof kube-controller-manager)' ||
+    die "could not stop kube-controller-manager in $node"
+  for _ in $(seq 120); do
+    after=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
+      -o jsonpath='{.items[0].status.containerStatuses[0].restartCount}' 2>/dev/null || true)
+    ready=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
+      -o jsonpath='{.items[0].status.containerStatuses[0].ready}' 2>/dev/null || true)
+    if [ -n "$after" ] && [ "$after" != "$before" ] && [ "$ready" = true ]; then return 0; fi
+    sleep 1
+  done
+  die "kube-controller-manager did not come back after its restart"
+}
+
 # Switches kube-controller-manager's HPA controller off on the kind node $1 (its static pod
 # manifest edited: `--controllers=…,-horizontal-pod-autoscaler-controller`) and waits until KCM
 # runs again without it — so that another HPA controller can take its place.

@@ -442,11 +442,20 @@ pub struct Figures {
     pub window: f64,
     /// Reconcile lateness in the window.
     pub lateness: Lateness,
-    /// Per process of the controller: CPU seconds in the window, peak RSS at its end.
+    /// Per process of the controller: CPU seconds in a window (the median of the windows when
+    /// there were several), peak RSS at the end; the busiest process first.
     pub processes: Vec<(u32, f64, u64)>,
-    /// kube-controller-manager's CPU seconds in the same window (its other controllers: the
-    /// baseline when the HPA controller under test is not KCM's).
+    /// The busiest process's CPU seconds in each consecutive window (one CPU figure of a 120 s
+    /// window varies by a third between windows of one steady load; the median of several is
+    /// the figure the table compares). Empty in figures written before windows were counted.
+    #[serde(default)]
+    pub cpu_windows: Vec<f64>,
+    /// kube-controller-manager's CPU seconds in a window (the median of the windows; its other
+    /// controllers: the baseline when the HPA controller under test is not KCM's).
     pub kcm_cpu_seconds: f64,
+    /// kube-controller-manager's CPU seconds in each window.
+    #[serde(default)]
+    pub kcm_cpu_windows: Vec<f64>,
     /// The API server's requests per second in the window, by verb and resource (every client:
     /// the load and the cluster's own components are the same in both windows).
     #[serde(default)]
@@ -472,6 +481,8 @@ pub struct Probe {
     pub settle: Duration,
     /// The window.
     pub window: Duration,
+    /// Consecutive windows (at least one): CPU is read per window and the median reported.
+    pub windows: usize,
 }
 
 /// Measures the controller `probe` names for its window, after every one of `hpas` HPAs has been
@@ -484,6 +495,7 @@ pub async fn measure(client: &Client, probe: &Probe, hpas: usize) -> Result<Figu
         period,
         settle,
         window,
+        windows,
     } = probe.clone();
     let (node, comm) = (node.as_str(), comm.as_str());
     let now_ms = || k8s_openapi::jiff::Timestamp::now().as_millisecond();
@@ -497,56 +509,119 @@ pub async fn measure(client: &Client, probe: &Probe, hpas: usize) -> Result<Figu
     );
     tokio::time::sleep(settle).await;
     let kcm = "kube-controller";
-    let before = processes(node, comm)?;
-    let kcm_before = processes(node, kcm)?;
+    let windows = windows.max(1);
+    // The processes' costs at each window's edges: windows + 1 readings of each command.
+    let mut edges = vec![(processes(node, comm)?, processes(node, kcm)?)];
     let requests_before = requests::read(client).await?;
     let from = now_ms();
-    eprintln!("kind-scale: {controller}: measuring {} s", window.as_secs());
-    let mut left = window;
-    while !left.is_zero() {
-        let step = left.min(Duration::from_secs(10));
-        tokio::time::sleep(step).await;
-        left -= step;
-        if let Err(e) = k::heartbeat(client).await {
-            eprintln!("kind-scale: heartbeat: {e}");
+    for n in 1..=windows {
+        eprintln!(
+            "kind-scale: {controller}: measuring {} s (window {n} of {windows})",
+            window.as_secs()
+        );
+        let mut left = window;
+        while !left.is_zero() {
+            let step = left.min(Duration::from_secs(10));
+            tokio::time::sleep(step).await;
+            left -= step;
+            if let Err(e) = k::heartbeat(client).await {
+                eprintln!("kind-scale: heartbeat: {e}");
+            }
         }
+        edges.push((processes(node, comm)?, processes(node, kcm)?));
     }
     let requests_after = requests::read(client).await?;
     let to = now_ms();
-    let after = processes(node, comm)?;
-    let kcm_after = processes(node, kcm)?;
     let times = stub.request_times().await?;
-    let cpu = |b: &[ProcessCost], a: &ProcessCost| -> f64 {
-        b.iter()
-            .find(|p| p.pid == a.pid)
-            .map_or(a.cpu_seconds, |p| a.cpu_seconds - p.cpu_seconds)
-    };
-    let mut procs: Vec<(u32, f64, u64)> = after
-        .iter()
-        .map(|a| (a.pid, cpu(&before, a), a.peak_rss))
-        .collect();
-    procs.sort_by(|x, y| y.1.total_cmp(&x.1));
-    if procs.is_empty() {
+    let span = (to - from) as f64 / 1000.0;
+    let costs = window_costs(&edges);
+    if costs.processes.is_empty() {
         return Err(format!("no process named {comm} in {node}"));
     }
     Ok(Figures {
         controller: controller.to_string(),
-        window: (to - from) as f64 / 1000.0,
+        window: span / windows as f64,
         lateness: lateness(&times, hpas, from, to, period),
-        processes: procs,
-        kcm_cpu_seconds: kcm_after.iter().map(|a| cpu(&kcm_before, a)).sum(),
-        requests: requests::rates(
-            &requests_before,
-            &requests_after,
-            (to - from) as f64 / 1000.0,
-        ),
+        processes: costs.processes,
+        cpu_windows: costs.busiest,
+        kcm_cpu_seconds: median(&costs.kcm),
+        kcm_cpu_windows: costs.kcm,
+        requests: requests::rates(&requests_before, &requests_after, span),
         metrics_requests: times
             .namespaces
             .values()
             .map(|t| t.iter().filter(|t| (from..=to).contains(*t)).count())
             .sum::<usize>() as f64
-            / ((to - from) as f64 / 1000.0),
+            / span,
     })
+}
+
+/// The costs of consecutive windows, from the processes read at their edges.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowCosts {
+    /// Per process alive at the end: (pid, median CPU seconds per window, peak RSS), busiest
+    /// first.
+    pub processes: Vec<(u32, f64, u64)>,
+    /// The busiest process's CPU seconds in each window.
+    pub busiest: Vec<f64>,
+    /// kube-controller-manager's CPU seconds (all its processes) in each window.
+    pub kcm: Vec<f64>,
+}
+
+/// Each window's CPU from the readings at its edges (`edges[i]` and `edges[i + 1]`: the
+/// controller's processes, then kube-controller-manager's). A process first seen at an edge
+/// counts all its CPU in the window it appeared in; one gone by an edge counts nothing after.
+pub fn window_costs(edges: &[(Vec<ProcessCost>, Vec<ProcessCost>)]) -> WindowCosts {
+    let spent = |before: &[ProcessCost], after: &ProcessCost| -> f64 {
+        before
+            .iter()
+            .find(|p| p.pid == after.pid)
+            .map_or(after.cpu_seconds, |p| after.cpu_seconds - p.cpu_seconds)
+    };
+    let last = edges.last().map(|e| e.0.as_slice()).unwrap_or_default();
+    let per_window = |pid: u32| -> Vec<f64> {
+        edges
+            .windows(2)
+            .map(|w| {
+                w[1].0
+                    .iter()
+                    .find(|p| p.pid == pid)
+                    .map_or(0.0, |a| spent(&w[0].0, a))
+            })
+            .collect()
+    };
+    let mut processes: Vec<(u32, f64, u64, Vec<f64>)> = last
+        .iter()
+        .map(|p| {
+            let cpu = per_window(p.pid);
+            (p.pid, median(&cpu), p.peak_rss, cpu)
+        })
+        .collect();
+    processes.sort_by(|x, y| y.1.total_cmp(&x.1));
+    let busiest = processes.first().map(|p| p.3.clone()).unwrap_or_default();
+    let kcm = edges
+        .windows(2)
+        .map(|w| w[1].1.iter().map(|a| spent(&w[0].1, a)).sum())
+        .collect();
+    WindowCosts {
+        processes: processes
+            .into_iter()
+            .map(|(pid, cpu, rss, _)| (pid, cpu, rss))
+            .collect(),
+        busiest,
+        kcm,
+    }
+}
+
+/// The median (the mean of the two middle values of an even count; 0 for none).
+pub fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }
 
 /// What a failover of the reference controller under the load did (`kind-scale failover`).
@@ -710,26 +785,37 @@ pub fn table(kcm: &Figures, reference: &Figures) -> String {
             f.lateness.max
         )
     };
+    // Several windows: the median is compared, and every window's figure shown.
+    let each = |w: &[f64]| -> String {
+        if w.len() < 2 {
+            return String::new();
+        }
+        let all: Vec<String> = w.iter().map(|c| format!("{c:.2}")).collect();
+        format!(" (median of {} windows: {} s)", w.len(), all.join(" / "))
+    };
     let (k_cpu, k_rss) = (kcm.processes[0].1, kcm.processes[0].2);
     let (r_cpu, r_rss) = (reference.processes[0].1, reference.processes[0].2);
     let hpa_share = k_cpu - reference.kcm_cpu_seconds * kcm.window / reference.window;
     out.push_str(&format!(
-        "kube-controller-manager (HPA controller on): window {:.0} s; {}\n  CPU {:.1} s ({:.1}% of a core), peak RSS {:.1} MiB (the whole KCM)\n  KCM without its HPA controller, same load: CPU {:.1} s in {:.0} s → the HPA controller's share ≈ {:.1} s\n",
+        "kube-controller-manager (HPA controller on): window {:.0} s; {}\n  CPU {:.2} s ({:.1}% of a core){}, peak RSS {:.1} MiB (the whole KCM)\n  KCM without its HPA controller, same load: CPU {:.2} s in {:.0} s{} → the HPA controller's share ≈ {:.2} s\n",
         kcm.window,
         l(kcm),
         k_cpu,
         100.0 * k_cpu / kcm.window,
+        each(&kcm.cpu_windows),
         mib(k_rss),
         reference.kcm_cpu_seconds,
         reference.window,
+        each(&reference.kcm_cpu_windows),
         hpa_share,
     ));
     out.push_str(&format!(
-        "hpa-reference (leader): window {:.0} s; {}\n  CPU {:.1} s ({:.1}% of a core), peak RSS {:.1} MiB",
+        "hpa-reference (leader): window {:.0} s; {}\n  CPU {:.2} s ({:.1}% of a core){}, peak RSS {:.1} MiB",
         reference.window,
         l(reference),
         r_cpu,
         100.0 * r_cpu / reference.window,
+        each(&reference.cpu_windows),
         mib(r_rss),
     ));
     for (pid, cpu, rss) in &reference.processes[1..] {
@@ -835,6 +921,10 @@ pub enum Step {
         /// The measured window, seconds.
         #[arg(long, default_value_t = 120)]
         window: u64,
+        /// Consecutive windows: CPU per window, the median compared (lateness and requests over
+        /// all of them).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=20))]
+        windows: u64,
     },
     /// After the script killed the reference's Lease holder: the takeover, every HPA reconciled
     /// again, and what rescaled; print them as one JSON line.
@@ -923,6 +1013,7 @@ pub fn run(args: Args, out: &mut dyn std::io::Write) -> Result<(), String> {
                     sync_period,
                     settle,
                     window,
+                    windows,
                 } => {
                     let probe = Probe {
                         node,
@@ -931,6 +1022,7 @@ pub fn run(args: Args, out: &mut dyn std::io::Write) -> Result<(), String> {
                         period: Duration::from_secs(sync_period),
                         settle: Duration::from_secs(settle),
                         window: Duration::from_secs(window),
+                        windows: windows as usize,
                     };
                     let figures = measure(&client, &probe, args.hpas).await?;
                     let line = serde_json::to_string(&figures).map_err(|e| e.to_string())?;
@@ -1024,5 +1116,116 @@ mod tests {
         assert!(stat_cpu_seconds("9 (bench) R 1 9 9 0 -1 0 0 0 0 0 300 100").is_err());
         assert!(parse_proc(7, "garbage", status).is_err());
         assert!(parse_proc(4242, stat, "Name: x\n").is_err());
+    }
+
+    fn cost(pid: u32, cpu_seconds: f64, peak_rss: u64) -> ProcessCost {
+        ProcessCost {
+            pid,
+            cpu_seconds,
+            peak_rss,
+            rss: peak_rss,
+        }
+    }
+
+    #[test]
+    fn cpu_is_read_per_window_and_the_median_compared() {
+        // Three windows: the leader (pid 10) spends 3.0, 5.5 and 3.6 s; the standby (11) 0.2
+        // each; a process started in the second window (12) counts all its CPU there; KCM's two
+        // processes are summed per window.
+        let edges = vec![
+            (
+                vec![cost(10, 100.0, 1), cost(11, 5.0, 1)],
+                vec![cost(1, 50.0, 1)],
+            ),
+            (
+                vec![cost(10, 103.0, 2), cost(11, 5.2, 1)],
+                vec![cost(1, 52.0, 1)],
+            ),
+            (
+                vec![cost(10, 108.5, 3), cost(11, 5.4, 1), cost(12, 0.4, 7)],
+                vec![cost(1, 55.0, 1), cost(2, 1.0, 1)],
+            ),
+            (
+                vec![cost(10, 112.1, 4), cost(11, 5.6, 1), cost(12, 0.5, 7)],
+                vec![cost(1, 56.5, 1), cost(2, 1.5, 1)],
+            ),
+        ];
+        let c = window_costs(&edges);
+        let near = |a: &[f64], b: &[f64]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-9)
+        };
+        assert!(near(&c.busiest, &[3.0, 5.5, 3.6]), "{:?}", c.busiest);
+        assert!(near(&c.kcm, &[2.0, 4.0, 2.0]), "{:?}", c.kcm);
+        let pids: Vec<u32> = c.processes.iter().map(|p| p.0).collect();
+        assert_eq!(pids, [10, 11, 12]);
+        assert!((c.processes[0].1 - 3.6).abs() < 1e-9);
+        assert_eq!(c.processes[0].2, 4, "the peak RSS at the end");
+        // The late process: 0.4 s in its first window, 0.1 in the next, nothing before.
+        assert!((c.processes[2].1 - 0.1).abs() < 1e-9);
+        // One window: the figures of that window, as before windows were counted.
+        let one = window_costs(&edges[..2]);
+        assert!(near(&one.busiest, &[3.0]) && near(&one.kcm, &[2.0]));
+        assert!((one.processes[0].1 - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_median_of_odd_and_even_counts() {
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(median(&[4.0]), 4.0);
+        assert_eq!(median(&[5.5, 3.0, 3.6]), 3.6);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+
+    #[test]
+    fn the_table_shows_each_window_when_there_were_several() {
+        let figures = |controller: &str, cpu: Vec<f64>, kcm: Vec<f64>| Figures {
+            controller: controller.into(),
+            window: 120.0,
+            lateness: Lateness {
+                hpas: 1000,
+                measured: 1000,
+                intervals: 8000,
+                p50: 0.01,
+                p99: 0.1,
+                max: 0.2,
+                on_time: 1000,
+            },
+            processes: vec![(1, median(&cpu), 100 << 20)],
+            cpu_windows: cpu,
+            kcm_cpu_seconds: median(&kcm),
+            kcm_cpu_windows: kcm,
+            requests: requests::Counts::default(),
+            metrics_requests: 0.0,
+        };
+        let kcm = figures(
+            "kube-controller-manager",
+            vec![16.0, 13.0, 14.0],
+            vec![16.0, 13.0, 14.0],
+        );
+        let reference = figures("hpa-reference", vec![3.5, 2.8, 3.0], vec![2.0, 2.5, 2.2]);
+        let text = table(&kcm, &reference);
+        assert!(
+            text.contains(
+                "CPU 14.00 s (11.7% of a core) (median of 3 windows: 16.00 / 13.00 / 14.00 s)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "CPU 3.00 s (2.5% of a core) (median of 3 windows: 3.50 / 2.80 / 3.00 s)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("CPU 2.20 s in 120 s (median of 3 windows: 2.00 / 2.50 / 2.20 s) → the HPA controller's share ≈ 11.80 s"), "{text}");
+        assert!(
+            text.contains("CPU 0.21 of the whole KCM, 0.25 of its HPA share"),
+            "{text}"
+        );
+        // One window: no list.
+        let (k1, r1) = (
+            figures("k", vec![14.0], vec![14.0]),
+            figures("r", vec![3.0], vec![2.2]),
+        );
+        assert!(!table(&k1, &r1).contains("median of"));
     }
 }
