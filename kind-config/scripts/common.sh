@@ -117,18 +117,26 @@ reference_leader_pid() {
 # again, ready, with the fixed string $4 among its arguments; $5 says what changed, for the error.
 kcm_edit() {
   local node=$1 line=$2 substitution=$3 expect=$4 what=$5
-  local manifest=/etc/kubernetes/manifests/kube-controller-manager.yaml args= ready=
+  local manifest=/etc/kubernetes/manifests/kube-controller-manager.yaml
   "$DOCKER" exec "$node" grep -q -- "$line" "$manifest" || die "no line matching '$line' in $manifest"
   "$DOCKER" exec "$node" sed -i "$substitution" "$manifest"
+  kcm_back "restart $what" 'grep -qF -- "$expect" <<<"$(kcm_field ".spec.containers[0].command")"'
+}
+
+# kube-controller-manager's pod field $1 (a JSONPath inside its pod; empty while there is none).
+kcm_field() {
+  kubectl -n kube-system get pods -l component=kube-controller-manager \
+    -o jsonpath="{.items[0]$1}" 2>/dev/null || true
+}
+
+# Waits (2 minutes at most) until kube-controller-manager runs, ready, and the shell condition
+# $2 holds (evaluated in the caller's variables); else dies saying it did not $1.
+kcm_back() {
   for _ in $(seq 120); do
-    args=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
-      -o jsonpath='{.items[0].spec.containers[0].command}' 2>/dev/null || true)
-    ready=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
-      -o jsonpath='{.items[0].status.containerStatuses[0].ready}' 2>/dev/null || true)
-    if grep -qF -- "$expect" <<<"$args" && [ "$ready" = true ]; then return 0; fi
+    if [ "$(kcm_field '.status.containerStatuses[0].ready')" = true ] && eval "$2"; then return 0; fi
     sleep 1
   done
-  die "kube-controller-manager did not restart $what"
+  die "kube-controller-manager did not $1"
 }
 
 # Restarts kube-controller-manager on the kind node $1 (its process killed; the kubelet starts its
@@ -137,20 +145,12 @@ kcm_edit() {
 # period after its first: its schedule is as bunched as its first round was quick — the state the
 # deployed reference starts in, so kind-scale restarts KCM before measuring it.
 kcm_restart() {
-  local node=$1 before= after= ready=
-  before=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
-    -o jsonpath='{.items[0].status.containerStatuses[0].restartCount}')
+  local node=$1 before
+  before=$(kcm_field '.status.containerStatuses[0].restartCount')
   "$DOCKER" exec "$node" sh -c 'kill $(pidof kube-controller-manager)' ||
     die "could not stop kube-controller-manager in $node"
-  for _ in $(seq 120); do
-    after=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
-      -o jsonpath='{.items[0].status.containerStatuses[0].restartCount}' 2>/dev/null || true)
-    ready=$(kubectl -n kube-system get pods -l component=kube-controller-manager \
-      -o jsonpath='{.items[0].status.containerStatuses[0].ready}' 2>/dev/null || true)
-    if [ -n "$after" ] && [ "$after" != "$before" ] && [ "$ready" = true ]; then return 0; fi
-    sleep 1
-  done
-  die "kube-controller-manager did not come back after its restart"
+  kcm_back "come back after its restart" \
+    '[ "$(kcm_field ".status.containerStatuses[0].restartCount")" != "$before" ]'
 }
 
 # Switches kube-controller-manager's HPA controller off on the kind node $1 (its static pod
