@@ -247,9 +247,10 @@ pub async fn reconcile_once(
         .ok()
         .and_then(|s| s.selector.clone())
         .filter(|s| !s.is_empty());
-    let listable = selector
+    let parsed = selector
         .as_deref()
-        .filter(|sel| crate::selector::parse(sel).is_ok());
+        .and_then(|sel| crate::selector::parse(sel).ok());
+    let listable = selector.as_deref().filter(|_| parsed.is_some());
     let (pods, apis, fetch_took) = match listable {
         Some(sel) => {
             let pods = match ctx.pods.list(&ctx.client, &ns, sel).await {
@@ -275,7 +276,7 @@ pub async fn reconcile_once(
         None => (Vec::new(), Default::default(), Vec::new()),
     };
     let views: Vec<PodView> = crate::view::copied_views(pods.iter().map(|p| &p.view));
-    let selecting = selecting_hpas(ctx, &key, &ns, selector.as_deref(), &pods);
+    let selecting = selecting_hpas(ctx, &key, &ns, parsed, &pods);
     let metric_readings = readings(
         hpa.spec.metrics.as_deref().unwrap_or_default(),
         &apis,
@@ -345,29 +346,38 @@ pub async fn reconcile_once(
     Ok(decision)
 }
 
-/// Records this HPA's selector and returns the keys of every HPA (this one included) whose
-/// selector matches any of the pods, when there is more than one; else nothing.
+/// Records this HPA's selector (parsed; `None` when it has none or it does not parse) and returns
+/// the keys of every HPA (this one included) whose selector matches any of the pods, when there
+/// is more than one; else nothing.
 fn selecting_hpas(
     ctx: &Context,
     key: &str,
     ns: &str,
-    selector: Option<&str>,
+    selector: Option<crate::selector::Selector>,
     pods: &[Arc<pods::PodEntry>],
 ) -> Vec<String> {
     let Ok(mut all) = ctx.selectors.lock() else {
         return Vec::new();
     };
-    match selector.map(crate::selector::parse) {
-        Some(Ok(sel)) => {
+    let Some(sel) = selector else {
+        return Vec::new();
+    };
+    match all.get_mut(key) {
+        Some(known) => *known = sel,
+        None => {
             all.insert(key.to_string(), sel);
         }
-        _ => return Vec::new(),
     }
-    // The namespace's HPAs only: keys are `namespace/name`, sorted.
+    // The namespace's HPAs only: keys are `namespace/name`, sorted. With this one alone there,
+    // no other can select its pods.
     let prefix = format!("{ns}/");
-    let keys: Vec<String> = all
+    let in_namespace = all
         .range(prefix.clone()..)
-        .take_while(|(k, _)| k.starts_with(&prefix))
+        .take_while(|(k, _)| k.starts_with(&prefix));
+    if in_namespace.clone().nth(1).is_none() {
+        return Vec::new();
+    }
+    let keys: Vec<String> = in_namespace
         .filter(|(_, sel)| pods.iter().any(|p| sel.matches(&p.labels)))
         .map(|(k, _)| k.clone())
         .collect();
