@@ -13,9 +13,9 @@
 //!
 //! One idle worker at a time sleeps until the next booked key is due (client-go's one waiting
 //! loop); the others wait to be handed a key. When every idle worker slept until the same time,
-//! each due key woke all of them, and all but one armed a timer again for the next: four wake-ups
-//! and four timers per reconcile at KCM's five workers, most of the controller's runtime overhead
-//! in a bunched schedule (issue 36).
+//! each due key woke all of them and all but one armed a timer again, which woke the runtime's
+//! I/O driver through its eventfd: ~1.3 extra system calls per reconcile at KCM's five workers
+//! (measured: 63 % fewer eventfd writes, no CPU difference beyond the noise; issue 36).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
