@@ -566,6 +566,13 @@ func pipe(t *testing.T, msgs ...obj) [][]byte {
 // pipeArgs is pipe with extra command-line arguments after --step-protocol.
 func pipeArgs(t *testing.T, args []string, msgs ...obj) [][]byte {
 	t.Helper()
+	lines, _ := pipeStderr(t, args, msgs...)
+	return lines
+}
+
+// pipeStderr is pipeArgs that also returns what the adapter wrote to stderr.
+func pipeStderr(t *testing.T, args []string, msgs ...obj) ([][]byte, string) {
+	t.Helper()
 	var in bytes.Buffer
 	enc := json.NewEncoder(&in)
 	for _, m := range msgs {
@@ -599,7 +606,7 @@ func pipeArgs(t *testing.T, args []string, msgs ...obj) [][]byte {
 	for sc.Scan() {
 		lines = append(lines, append([]byte(nil), sc.Bytes()...))
 	}
-	return lines
+	return lines, stderr.String()
 }
 
 func kindOf(t *testing.T, line []byte) string {
@@ -672,6 +679,57 @@ func TestManyCasesInOneProcess(t *testing.T) {
 	_ = json.Unmarshal(lines[1], &a0)
 	if a0.ScaledTo == nil || *a0.ScaledTo != 6 {
 		t.Errorf("case a t=0: scaledTo %v, want 6", a0.ScaledTo)
+	}
+}
+
+// Cases asking for the gates the case before them set are answered as a first case with those
+// gates would be (the adapter keeps the last call's answer instead of setting every gate again):
+// the same gates in hello, the same results, the same log line for a gate this release does not
+// know — also when other gates came in between.
+func TestTheSameGatesAgainAnswerAsTheFirstTime(t *testing.T) {
+	named := func(m obj, name string) obj { m["case"] = name; return m }
+	noPodLevel := func() obj {
+		return obj{"HPAConfigurableTolerance": true, "HPAScaleToZero": false, "PodLevelResources": false, "NoSuchGate": true}
+	}
+	run := func(name string, gates obj) []obj {
+		return []obj{named(start(gates, nil), name),
+			tick(0, 3, "900m", cpuHPA(nil)), tick(15, 6, "100m", cpuHPA(nil)),
+			{"kind": "end", "case": name}}
+	}
+	var msgs []obj
+	for _, c := range [][]obj{run("a", noPodLevel()), run("b", noPodLevel()), run("c", defaultGates), run("d", noPodLevel())} {
+		msgs = append(msgs, c...)
+	}
+	lines, stderr := pipeStderr(t, nil, append(msgs, obj{"kind": "stop"})...)
+	if len(lines) != 16 {
+		t.Fatalf("%d lines, want 4 × (hello, 2 results, ended):\n%s", len(lines), bytes.Join(lines, []byte("\n")))
+	}
+	gates := func(i int) string {
+		var h struct {
+			FeatureGates map[string]bool `json:"featureGates"`
+		}
+		if err := json.Unmarshal(lines[i], &h); err != nil || kindOf(t, lines[i]) != "hello" {
+			t.Fatalf("line %d is not a hello: %s", i+1, lines[i])
+		}
+		b, _ := json.Marshal(h.FeatureGates)
+		return string(b)
+	}
+	a, c := gates(0), gates(8)
+	if a == c || strings.Contains(a, "NoSuchGate") {
+		t.Fatalf("case a's gates %s, case c's %s: want PodLevelResources apart and NoSuchGate left out", a, c)
+	}
+	for _, i := range []int{4, 12} {
+		if g := gates(i); g != a {
+			t.Errorf("hello of line %d has gates %s, the first case with the same request %s", i+1, g, a)
+		}
+		for j := 1; j <= 2; j++ {
+			if !bytes.Equal(lines[i+j], lines[j]) {
+				t.Errorf("line %d differs from case a's result:\n%s\n%s", i+j+1, lines[i+j], lines[j])
+			}
+		}
+	}
+	if n := strings.Count(stderr, "feature gate NoSuchGate is unknown"); n != 3 {
+		t.Errorf("the unknown gate is logged %d times, want once per case that asks for it (3):\n%s", n, stderr)
 	}
 }
 

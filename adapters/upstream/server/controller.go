@@ -149,14 +149,18 @@ func (h *harness) load(tick *protocol.Tick, fault scaleUpdateFault, namespace st
 	h.cmClient.ClearActions()
 	h.emClient.ClearActions()
 
-	// Pods the tick left out as unchanged are in the store already (the controller only reads
-	// the informer's objects, as it must with a shared cache).
+	// Pods the tick left out as unchanged are in the store already. The store holds the tick's
+	// own pods, not copies: the controller only reads the informer's objects, as it must with a
+	// shared cache, and the kit never changes a tick's pods. A pod without a namespace goes in
+	// as a copy that has the HPA's.
 	if !samePods {
 		objs := make([]interface{}, 0, len(tick.Pods))
 		for i := range tick.Pods {
-			p := tick.Pods[i].DeepCopy()
+			p := &tick.Pods[i]
 			if p.Namespace == "" {
-				p.Namespace = namespace
+				withNamespace := *p
+				withNamespace.Namespace = namespace
+				p = &withNamespace
 			}
 			objs = append(objs, p)
 		}
@@ -321,9 +325,10 @@ func (h *harness) reactListPodMetrics(action core.Action) (bool, runtime.Object,
 	if answer.Error != nil {
 		return true, nil, errors.New(*answer.Error)
 	}
+	// The items are the tick's, copied shallowly: the metrics client only reads them, and
+	// nothing reads a tick's metrics after the tick.
 	list := &metricsapi.PodMetricsList{Items: make([]metricsapi.PodMetrics, 0, len(answer.Items))}
 	for _, m := range answer.Items {
-		m := *m.DeepCopy()
 		if m.Namespace == "" {
 			m.Namespace = action.GetNamespace()
 		}
