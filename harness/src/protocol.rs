@@ -527,6 +527,21 @@ fn raw_number<'a>(line: &'a str, key: &str) -> Option<&'a str> {
 /// Decodes one line an implementation answered. The error says in words what is wrong; a
 /// replica count that is not a 32-bit integer is named and shown as it was sent.
 pub fn decode_answer(line: &str) -> Result<FromImplementation, String> {
+    // Nearly every answer is a result, and implementations write its kind first (the Go kit
+    // always does): such a line is read straight into a TickResult, which skips `kind` as it
+    // skips any field it does not know, instead of into serde's buffered copy of the whole
+    // message first and the variant from that. Any other line, and a result this way refuses,
+    // goes the general way, which gives the error.
+    if line.starts_with(r#"{"kind":"result","#)
+        && let Ok(result) = serde_json::from_str::<TickResult>(line)
+    {
+        return Ok(FromImplementation::Result(result));
+    }
+    decode_any_answer(line)
+}
+
+/// [`decode_answer`] through the tagged message type, whatever the line.
+fn decode_any_answer(line: &str) -> Result<FromImplementation, String> {
     serde_json::from_str::<FromImplementation>(line).map_err(|e| {
         let out_of_range = serde_json::from_str::<serde_json::Value>(line)
             .ok()
@@ -576,6 +591,43 @@ mod tests {
 
     fn line(v: &impl Serialize) -> String {
         serde_json::to_string(v).expect("json")
+    }
+
+    /// A result read straight (its kind first) is the result the tagged message type reads, and
+    /// what that way refuses is refused with its error.
+    #[test]
+    fn a_result_read_straight_is_the_tagged_messages_result() {
+        let ready = r#"{"type":"AbleToScale","status":"True","lastTransitionTime":"2000-01-01T00:00:00Z","reason":"SucceededRescale","message":"m"}"#;
+        let answers = [
+            r#"{"kind":"result","t":15,"scaledTo":null,"status":{"currentReplicas":3,"desiredReplicas":3},"events":[]}"#.to_string(),
+            format!(
+                r#"{{"kind":"result","t":30,"scaledTo":6,"status":{{"lastScaleTime":"2000-01-01T00:00:30Z","currentReplicas":3,"desiredReplicas":6,"currentMetrics":[],"conditions":[{ready}]}},"events":[{{"type":"Normal","reason":"SuccessfulRescale","message":"New size: 6"}}],"memory":{{"recommendations":[{{"replicas":6,"time":"2000-01-01T00:00:30Z"}}],"scaleUpEvents":[],"scaleDownEvents":[]}},"extra":{{"ignored":[1,2]}}}}"#
+            ),
+            r#"{"kind":"result","t":0,"status":{"currentReplicas":0,"desiredReplicas":0},"events":[]}"#.to_string(),
+            r#"{"t":45,"kind":"result","scaledTo":2,"status":{"currentReplicas":2,"desiredReplicas":2},"events":[]}"#.to_string(),
+            r#"{"kind":"hello","protocol":1,"implementation":{"name":"x","version":"1"},"featureGates":{},"memorySeeding":false,"features":[]}"#.to_string(),
+            r#"{"kind":"ended","case":"c"}"#.to_string(),
+        ];
+        for answer in &answers {
+            let straight = decode_answer(answer).expect(answer);
+            let tagged = decode_any_answer(answer).expect(answer);
+            assert_eq!(format!("{straight:?}"), format!("{tagged:?}"), "{answer}");
+        }
+        for refused in [
+            r#"{"kind":"result","t":15,"scaledTo":4294967296,"status":{"currentReplicas":1,"desiredReplicas":1},"events":[]}"#,
+            r#"{"kind":"result","t":"15","status":{"currentReplicas":1,"desiredReplicas":1},"events":[]}"#,
+            r#"{"kind":"result","t":15,"status":{"currentReplicas":1,"desiredReplicas":1}}"#,
+            r#"{"kind":"result","t":15,"t":16,"status":{"currentReplicas":1,"desiredReplicas":1},"events":[]}"#,
+            r#"{"kind":"result","t":15"#,
+            r#"{"kind":"resultant","t":15}"#,
+        ] {
+            let straight = decode_answer(refused).expect_err(refused);
+            assert_eq!(
+                straight,
+                decode_any_answer(refused).expect_err(refused),
+                "{refused}"
+            );
+        }
     }
 
     #[test]

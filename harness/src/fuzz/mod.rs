@@ -15,7 +15,7 @@ mod lockstep;
 mod rng;
 mod shrink;
 
-pub use generate::{generate, to_case};
+pub use generate::{generate, to_case, to_case_from_text};
 pub use rng::Rng;
 pub use shrink::{regression_case, shrink};
 
@@ -468,7 +468,7 @@ fn consider(
     }
     let shrunk = shrink(file.clone(), a, b, opts);
     // The shrunk scenario must still differ every time; otherwise keep the original one.
-    let (small, case) = match to_case(&shrunk) {
+    let (small, case) = match generate::to_case_from_text(&shrunk) {
         Ok(c) if reproduces(&c, a, b, opts) => (shrunk, c),
         _ => (file, case),
     };
