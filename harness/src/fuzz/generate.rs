@@ -519,8 +519,8 @@ pub fn generate_drawing(name: &str, rng: &mut Rng, draw: Draw) -> CaseFile {
 }
 
 /// Loads a generated scenario through the loader's checks (so it is checked like any case),
-/// from the file as built: the case its YAML text loads as (`tests/fuzz.rs` holds the two equal
-/// for every generated scenario), without writing and parsing that text for each scenario and
+/// from the file as built: the case its YAML text loads as (the test below holds the two equal
+/// for every release and both drawings), without writing and parsing that text for each scenario and
 /// each shrinking step — the round trip was a tenth of the harness's CPU in fuzzing.
 pub fn to_case(file: &CaseFile) -> Result<Case, String> {
     load_case_file(Path::new(&format!("<{}>", file.name)), file.clone()).map_err(|e| e.to_string())
