@@ -44,40 +44,42 @@ type timeDecoder struct{}
 
 func (timeDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
 	t := (*metav1.Time)(ptr)
-	if iter.WhatIsNext() != jsoniter.StringValue {
-		unmarshalRaw(iter, t)
-		return
-	}
-	s := iter.ReadString()
-	if iter.Error != nil {
-		return
-	}
-	pt, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		iter.ReportError("unmarshalerDecoder", err.Error())
-		return
-	}
-	t.Time = pt.Local()
+	fromString(iter, t, func(s string) error {
+		pt, err := time.Parse(time.RFC3339, s)
+		if err == nil {
+			t.Time = pt.Local()
+		}
+		return err
+	})
 }
 
 type durationDecoder struct{}
 
 func (durationDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
 	d := (*metav1.Duration)(ptr)
+	fromString(iter, d, func(s string) error {
+		pd, err := time.ParseDuration(s)
+		if err == nil {
+			d.Duration = pd
+		}
+		return err
+	})
+}
+
+// fromString decodes the next value into v: a JSON string through parse (what v's UnmarshalJSON
+// does with the string once unquoted), anything else through v's UnmarshalJSON itself.
+func fromString(iter *jsoniter.Iterator, v interface{ UnmarshalJSON([]byte) error }, parse func(string) error) {
 	if iter.WhatIsNext() != jsoniter.StringValue {
-		unmarshalRaw(iter, d)
+		unmarshalRaw(iter, v)
 		return
 	}
 	s := iter.ReadString()
 	if iter.Error != nil {
 		return
 	}
-	pd, err := time.ParseDuration(s)
-	if err != nil {
+	if err := parse(s); err != nil {
 		iter.ReportError("unmarshalerDecoder", err.Error())
-		return
 	}
-	d.Duration = pd
 }
 
 // unmarshalRaw hands the next value to v's own UnmarshalJSON, as the codec does for any type
