@@ -19,6 +19,7 @@ package kit
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -95,7 +96,7 @@ func ServeBubblesIO(t *testing.T, in io.Reader, out io.Writer, impl Implementati
 				close(lines)
 				return
 			}
-			if strings.TrimSpace(string(line)) != "" {
+			if len(bytes.TrimSpace(line)) > 0 {
 				lines <- inputLine{data: line}
 			}
 		}
