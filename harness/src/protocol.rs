@@ -200,6 +200,11 @@ pub struct Hello {
     /// case (`tick.unchanged`). Absent or `false`: every tick is complete.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub delta_ticks: bool,
+    /// Whether it takes ticks that leave out the metrics APIs' answers when they are the
+    /// previous tick's moved in time (`tick.unchanged` lists `metrics`). Absent or `false`: every
+    /// tick carries its metrics.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub delta_metrics: bool,
     /// The Kubernetes release whose HPA behaviour it implements (`1.37`; a patch such as
     /// `1.37.2` or a leading `v` is accepted). A run judging another release skips every case
     /// with the reason (run it with `--kubernetes-version` of this one); absent: not checked.
@@ -269,14 +274,17 @@ pub struct Tick {
     /// The pods; absent only when `unchanged` lists `pods`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pods: Option<Vec<Pod>>,
-    /// The metrics APIs' answers.
-    pub metrics: MetricsApis,
+    /// The metrics APIs' answers; absent only when `unchanged` lists `metrics`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<MetricsApis>,
     /// Keys (`namespace/name`) of other HPAs whose selectors match these pods (upstream then
     /// reports `AmbiguousSelector`).
     #[serde(default)]
     pub other_hpas_selecting_pods: Vec<String>,
-    /// The fields left out because they equal the previous tick's of the case (`hpa`, `pods`):
-    /// only to an implementation whose `hello` declared `deltaTicks`, never on a case's first tick.
+    /// The fields left out because they equal the previous tick's of the case (`hpa`, `pods`),
+    /// or are its answers moved in time (`metrics`): only to an implementation whose `hello`
+    /// declared `deltaTicks` (`hpa`, `pods`) or `deltaMetrics` (`metrics`), never on a case's
+    /// first tick.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unchanged: Vec<Unchanged>,
 }
@@ -289,10 +297,14 @@ pub enum Unchanged {
     Hpa,
     /// `pods`: the whole list, in the same order.
     Pods,
+    /// `metrics`: the previous tick's answers with every timestamp in them moved by the time
+    /// between the two ticks (`now` minus the previous `now`, whole seconds), nothing else
+    /// changed (`MetricsApis::move_timestamps`).
+    Metrics,
 }
 
 /// A `tick` line written from a snapshot without copying it: what `Tick` serializes to, with
-/// `hpa` and `pods` left out when `unchanged` lists them.
+/// `hpa`, `pods` and `metrics` left out when `unchanged` lists them.
 #[derive(Serialize)]
 #[serde(tag = "kind", rename = "tick", rename_all = "camelCase")]
 pub struct TickLine<'a> {
@@ -309,7 +321,8 @@ pub struct TickLine<'a> {
     scale_update_failures: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pods: Option<&'a [Pod]>,
-    metrics: &'a MetricsApis,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metrics: Option<&'a MetricsApis>,
     other_hpas_selecting_pods: &'a [String],
     #[serde(skip_serializing_if = "<[Unchanged]>::is_empty")]
     unchanged: &'a [Unchanged],
@@ -328,7 +341,7 @@ impl<'a> TickLine<'a> {
             scale_update_error_reason: s.scale_update_error_reason.as_ref(),
             scale_update_failures: s.scale_update_failures,
             pods: (!unchanged.contains(&Unchanged::Pods)).then_some(&s.pods[..]),
-            metrics: &s.metrics,
+            metrics: (!unchanged.contains(&Unchanged::Metrics)).then_some(&s.metrics),
             other_hpas_selecting_pods: &s.other_hpas_selecting_pods,
             unchanged,
         }
@@ -463,7 +476,7 @@ impl Tick {
             scale_update_error_reason: s.scale_update_error_reason.clone(),
             scale_update_failures: s.scale_update_failures,
             pods: Some(s.pods.to_vec()),
-            metrics: s.metrics.clone(),
+            metrics: Some(s.metrics.clone()),
             other_hpas_selecting_pods: s.other_hpas_selecting_pods.clone(),
             unchanged: Vec::new(),
         }
@@ -494,9 +507,25 @@ impl Tick {
             Some(p) => std::sync::Arc::new(p),
             None => from_previous(Unchanged::Pods, "pods")?.pods.clone(),
         };
+        let now = core_time(&self.now);
+        let metrics = match self.metrics {
+            Some(m) => m,
+            None => {
+                let previous = from_previous(Unchanged::Metrics, "metrics")?;
+                let mut m = previous.metrics.clone();
+                let by = now.as_micros().saturating_sub(previous.now.as_micros());
+                if !m.move_timestamps(by) {
+                    return Err(format!(
+                        "tick at t={} lists metrics as unchanged, but its timestamps moved by {by} µs leave the range of a timestamp",
+                        self.t
+                    ));
+                }
+                m
+            }
+        };
         Ok(Snapshot {
             t: self.t,
-            now: core_time(&self.now),
+            now,
             hpa,
             scale: match (self.scale, self.scale_error) {
                 (_, Some(e)) => Err(e),
@@ -507,7 +536,7 @@ impl Tick {
             scale_update_error_reason: self.scale_update_error_reason,
             scale_update_failures: self.scale_update_failures,
             pods,
-            metrics: self.metrics,
+            metrics,
             other_hpas_selecting_pods: self.other_hpas_selecting_pods,
         })
     }
@@ -661,6 +690,62 @@ mod tests {
         let text = line(&TickLine::new(&s, &[Unchanged::Pods]));
         let v: serde_json::Value = serde_json::from_str(&text).expect("json");
         assert!(v.get("hpa").is_some() && v.get("pods").is_none(), "{text}");
+    }
+
+    #[test]
+    fn a_tick_without_its_metrics_has_the_previous_ticks_moved_in_time() {
+        let previous = snapshot(0);
+        let s = snapshot(15);
+        let mut moved = previous.metrics.clone();
+        assert!(moved.move_timestamps(15_000_000));
+        assert!(!moved.resource.items.is_empty());
+        assert_eq!(
+            moved, s.metrics,
+            "the walk-down's first two ticks show the same load"
+        );
+        let text = line(&TickLine::new(&s, &[Unchanged::Metrics]));
+        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert!(
+            v.get("metrics").is_none() && v.get("pods").is_some(),
+            "{text}"
+        );
+        assert_eq!(v["unchanged"], serde_json::json!(["metrics"]));
+        let decode = |text: &str| match serde_json::from_str(text) {
+            Ok(ToImplementation::Tick(tick)) => *tick,
+            other => panic!("not a tick: {other:?}"),
+        };
+        let rebuilt = decode(&text)
+            .into_snapshot(Some(&previous))
+            .expect("rebuilt");
+        assert_eq!(
+            line(&TickLine::new(&rebuilt, &[])),
+            line(&TickLine::new(&s, &[]))
+        );
+        // Moved by the time between the two ticks: from a previous tick 5 s earlier, 5 s.
+        let mut earlier = previous.clone();
+        earlier.now = hpa_reference::Time::from_micros(s.now.as_micros() - 5_000_000);
+        let rebuilt = decode(&text)
+            .into_snapshot(Some(&earlier))
+            .expect("rebuilt");
+        let stamp = |m: &MetricsApis| core_time(&m.resource.items[0].timestamp).as_micros();
+        assert_eq!(
+            stamp(&rebuilt.metrics),
+            stamp(&previous.metrics) + 5_000_000
+        );
+        assert_eq!(
+            decode(&text).into_snapshot(None).err().as_deref(),
+            Some("tick at t=15 lists metrics as unchanged, but it is the case's first tick")
+        );
+        let mut v: serde_json::Value =
+            serde_json::from_str(&line(&TickLine::new(&s, &[]))).expect("json");
+        v.as_object_mut().expect("object").remove("metrics");
+        assert_eq!(
+            decode(&v.to_string())
+                .into_snapshot(Some(&previous))
+                .err()
+                .as_deref(),
+            Some("tick at t=15 has no metrics and does not list it as unchanged")
+        );
     }
 
     #[test]

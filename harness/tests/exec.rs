@@ -24,10 +24,11 @@ fn step_reference(flags: &str) -> String {
 }
 
 /// Complete ticks to a process per case, and delta ticks (`deltaTicks`: the HPA and pods left out
-/// when unchanged) to one process for all cases.
+/// when unchanged; `deltaMetrics`: the metrics when they are the previous tick's moved in time)
+/// to one process for all cases.
 #[rstest]
 #[case::complete_ticks("")]
-#[case::delta_ticks("--many-cases --delta-ticks")]
+#[case::delta_ticks("--many-cases --delta-ticks --delta-metrics")]
 fn every_case_gives_the_same_trace_through_the_protocol_as_in_process(#[case] flags: &str) {
     let (cases, bad) = load_all(&[root().join("cases")]);
     assert!(bad.is_empty(), "{bad:?}");
@@ -92,6 +93,29 @@ fn delta_ticks_go_only_to_an_implementation_that_declares_them_and_leave_out_wha
     // A scale-down: new pods and a new status; the tick after it, a new status only.
     assert!(delta[1..].iter().any(|l| l.ends_with(' ')), "{delta:?}");
     assert!(delta.iter().any(|l| l.ends_with(" pods")), "{delta:?}");
+    assert!(!delta.iter().any(|l| l.contains("metrics")), "{delta:?}");
+
+    // deltaMetrics as well: the metrics too are left out where they are the previous tick's
+    // moved in time (the same load before the first scale-down), the HPA and pods as before.
+    let both = ticks("--delta-ticks --delta-metrics", "both");
+    assert_eq!(both.len(), delta.len());
+    assert_eq!(both[0], "0 ", "the first tick is complete");
+    assert!(both.iter().any(|l| l.ends_with(",metrics")), "{both:?}");
+    assert!(both.iter().any(|l| !l.contains("metrics")), "{both:?}");
+    for (b, d) in both.iter().zip(&delta) {
+        let without = b.replace(",metrics", "").replace(" metrics", " ");
+        assert_eq!(
+            &without, d,
+            "the HPA and pods are left out as with deltaTicks alone"
+        );
+    }
+    let metrics_only = ticks("--delta-metrics", "metrics");
+    assert_eq!(metrics_only[0], "0 ");
+    for (m, b) in metrics_only.iter().zip(&both) {
+        let (t, fields) = m.split_once(' ').expect("T FIELDS");
+        assert!(fields.is_empty() || fields == "metrics", "{m}");
+        assert_eq!(fields == "metrics", b.contains("metrics"), "at t={t}");
+    }
 }
 
 fn run_two(flags: &str, timeout: u64) -> Vec<CaseResult> {

@@ -386,7 +386,8 @@ func hello(start *protocol.Start, info Info) protocol.Hello {
 		KubernetesVersion: info.KubernetesVersion,
 		// The kit fills in what a delta tick leaves out: every implementation on it takes them
 		// (unless it asks for complete ticks, to compare the two).
-		DeltaTicks: !info.FullTicks,
+		DeltaTicks:   !info.FullTicks,
+		DeltaMetrics: !info.FullTicks,
 	}
 }
 

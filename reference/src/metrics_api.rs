@@ -130,6 +130,42 @@ pub struct MetricsApis {
     pub external: BTreeMap<String, ListAnswer<SampleValue>>,
 }
 
+impl MetricsApis {
+    /// Moves every timestamp of the answers (each PodMetrics', each per-pod value's, each
+    /// Object and External sample's) by `micros` microseconds, everything else as it was: the
+    /// same answers at an instant that much later, as the step protocol's delta ticks take a
+    /// tick's metrics from the previous tick's (`unchanged: [metrics]`). `false` when a
+    /// timestamp would leave the range a timestamp can hold; the answers are then partly moved.
+    #[must_use]
+    pub fn move_timestamps(&mut self, micros: i64) -> bool {
+        let by = k8s_openapi::jiff::SignedDuration::from_micros(micros);
+        let mut fits = true;
+        let mut move_one = |t: &mut KubeTime| match t.0.checked_add(by) {
+            Ok(moved) => t.0 = moved,
+            Err(_) => fits = false,
+        };
+        for item in &mut self.resource.items {
+            move_one(&mut item.timestamp);
+        }
+        for answer in self.pods.values_mut() {
+            for value in &mut answer.items {
+                move_one(&mut value.timestamp);
+            }
+        }
+        for answer in self.object.values_mut() {
+            if let Some(value) = &mut answer.value {
+                move_one(&mut value.timestamp);
+            }
+        }
+        for answer in self.external.values_mut() {
+            for value in &mut answer.items {
+                move_one(&mut value.timestamp);
+            }
+        }
+        fits
+    }
+}
+
 /// What a request was for, as client-go names it in the text of an error answer that is not a
 /// `Status` (e.g. the API server's plain `404 page not found` for an API group nobody serves).
 #[derive(Debug, Clone, Copy)]
@@ -410,6 +446,75 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn moving_the_timestamps_moves_each_and_nothing_else() {
+        let at = |s: i64| crate::time::kube_time(Time::from_secs(s));
+        let sample = |s: i64| SampleValue {
+            value: Quantity("7".into()),
+            timestamp: at(s),
+        };
+        let mut apis = MetricsApis {
+            resource: ListAnswer {
+                items: vec![pm("a", &[("app", &[("cpu", "100m")])]), pm("b", &[])],
+                error: None,
+            },
+            pods: [(
+                "qps".to_string(),
+                ListAnswer {
+                    items: vec![PodValue {
+                        pod: "a".into(),
+                        value: Quantity("3".into()),
+                        timestamp: at(90),
+                        window_seconds: Some(60),
+                    }],
+                    error: None,
+                },
+            )]
+            .into(),
+            object: [
+                (
+                    "queue".to_string(),
+                    ObjectAnswer {
+                        value: Some(sample(80)),
+                        error: None,
+                    },
+                ),
+                (
+                    "gone".to_string(),
+                    ObjectAnswer {
+                        value: None,
+                        error: Some("not found".into()),
+                    },
+                ),
+            ]
+            .into(),
+            external: [(
+                "lag".to_string(),
+                ListAnswer {
+                    items: vec![sample(70), sample(100)],
+                    error: None,
+                },
+            )]
+            .into(),
+        };
+        let before = apis.clone();
+        assert!(apis.move_timestamps(15_000_000));
+        let mut expected = before.clone();
+        for item in &mut expected.resource.items {
+            item.timestamp = at(115);
+        }
+        expected.pods.get_mut("qps").unwrap().items[0].timestamp = at(105);
+        expected.object.get_mut("queue").unwrap().value = Some(sample(95));
+        expected.external.get_mut("lag").unwrap().items = vec![sample(85), sample(115)];
+        assert_eq!(apis, expected);
+        assert!(apis.move_timestamps(-15_000_000));
+        assert_eq!(apis, before, "moved back");
+        assert!(
+            !apis.move_timestamps(i64::MAX),
+            "beyond the range of a timestamp"
+        );
     }
 
     #[test]

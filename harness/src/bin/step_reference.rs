@@ -16,7 +16,8 @@
 //! `end` is a protocol error, as for an implementation written before `end` existed),
 //! `--log-cases FILE` (appends `PID CASE` to FILE at each `start`), `--delta-ticks` (declares
 //! `deltaTicks` in hello and fills what a tick leaves out from the case's previous tick),
-//! `--log-unchanged FILE` (appends `T FIELDS` to FILE at each tick: what it left out).
+//! `--delta-metrics` (declares `deltaMetrics`: the same for the metrics APIs' answers, moved in
+//! time), `--log-unchanged FILE` (appends `T FIELDS` to FILE at each tick: what it left out).
 //!
 //! `--kubernetes-version V` (default: the reference's default release) makes it that release's
 //! controller, as upstream's adapter built for V is: its behaviour, its gates (one the release
@@ -77,6 +78,7 @@ fn main() {
     let replicas_only = args.iter().any(|a| a == "--replicas-only");
     let many_cases = args.iter().any(|a| a == "--many-cases");
     let delta_ticks = args.iter().any(|a| a == "--delta-ticks");
+    let delta_metrics = args.iter().any(|a| a == "--delta-metrics");
     let log_unchanged = flag(&args, "--log-unchanged");
     let log_cases = flag(&args, "--log-cases");
     let version: hpa_reference::KubernetesVersion = match flag(&args, "--kubernetes-version") {
@@ -202,6 +204,7 @@ fn main() {
                     features: features.clone(),
                     many_cases,
                     delta_ticks,
+                    delta_metrics,
                     kubernetes_version: Some(version.name().to_string()),
                 })
             }

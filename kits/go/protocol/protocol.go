@@ -188,6 +188,9 @@ type Hello struct {
 	ManyCases bool `json:"manyCases,omitempty"`
 	// DeltaTicks: ticks may leave out what equals the case's previous tick (Tick.Unchanged).
 	DeltaTicks bool `json:"deltaTicks,omitempty"`
+	// DeltaMetrics: ticks may leave out their metrics when they are the case's previous
+	// tick's moved in time (Tick.Unchanged lists UnchangedMetrics).
+	DeltaMetrics bool `json:"deltaMetrics,omitempty"`
 	// KubernetesVersion: the Kubernetes release whose HPA behaviour it implements ("1.37");
 	// a run judging another release skips every case with the reason. Empty: not declared.
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
@@ -215,13 +218,15 @@ type Tick struct {
 	ScaleError       *string                                `json:"scaleError"`
 	ScaleUpdateError *string                                `json:"scaleUpdateError"`
 	Pods             []corev1.Pod                           `json:"pods"`
-	Metrics          Metrics                                `json:"metrics"`
+	// Metrics are absent (the zero value) only when Unchanged lists UnchangedMetrics.
+	Metrics Metrics `json:"metrics"`
 	// OtherHPAsSelectingPods are keys (namespace/name) of other HPAs whose selectors match
 	// these pods.
 	OtherHPAsSelectingPods []string `json:"otherHpasSelectingPods"`
 	// Unchanged lists the fields left out because they equal the case's previous tick's
-	// (UnchangedHPA, UnchangedPods); only to an implementation whose Hello declared DeltaTicks,
-	// never on a case's first tick. Complete fills them in.
+	// (UnchangedHPA, UnchangedPods: only to an implementation whose Hello declared DeltaTicks)
+	// or are its metrics moved in time (UnchangedMetrics: only with DeltaMetrics); never on a
+	// case's first tick. Complete fills them in.
 	Unchanged []string `json:"unchanged,omitempty"`
 }
 
@@ -229,6 +234,9 @@ type Tick struct {
 const (
 	UnchangedHPA  = "hpa"
 	UnchangedPods = "pods"
+	// UnchangedMetrics: the previous tick's metrics, every timestamp in them moved by the time
+	// between the two ticks (Metrics.Moved).
+	UnchangedMetrics = "metrics"
 )
 
 // Lists reports whether the tick leaves field out as unchanged.
@@ -243,11 +251,12 @@ func (t *Tick) Lists(field string) bool {
 
 // Complete fills in what a delta tick leaves out from prev, the case's previous tick (itself
 // complete; nil before the first). The objects are prev's own, not copies: a caller that
-// changes them copies them first. It fails on a field it does not know, a field listed on a
-// case's first tick, and an HPA that is neither sent nor listed.
+// changes them copies them first (metrics moved in time are new items around prev's
+// containers and values). It fails on a field it does not know, a field listed on a case's
+// first tick, and an HPA that is neither sent nor listed.
 func (t *Tick) Complete(prev *Tick) error {
 	for _, f := range t.Unchanged {
-		if f != UnchangedHPA && f != UnchangedPods {
+		if f != UnchangedHPA && f != UnchangedPods && f != UnchangedMetrics {
 			return fmt.Errorf("tick %s lists %q as unchanged, which is no field a tick may leave out", t.T, f)
 		}
 		if prev == nil {
@@ -259,6 +268,9 @@ func (t *Tick) Complete(prev *Tick) error {
 	}
 	if t.Lists(UnchangedPods) {
 		t.Pods = prev.Pods
+	}
+	if t.Lists(UnchangedMetrics) {
+		t.Metrics = prev.Metrics.Moved(t.Now.Sub(prev.Now))
 	}
 	if t.HPA == nil {
 		return fmt.Errorf("tick %s has no hpa and does not list it as unchanged", t.T)
@@ -272,6 +284,60 @@ type Metrics struct {
 	Pods     map[string]ListAnswer[PodValue]    `json:"pods"`
 	Object   map[string]ObjectAnswer            `json:"object"`
 	External map[string]ListAnswer[SampleValue] `json:"external"`
+}
+
+// Moved is m with every timestamp in it (each PodMetrics', each per-pod value's, each Object
+// and External sample's) moved by d, everything else as it was: what a tick whose Unchanged
+// lists UnchangedMetrics carries. The lists, maps and items are new; what the items hold
+// (containers, usages, quantities, metadata) is m's own. A nil list or map stays nil.
+func (m Metrics) Moved(d time.Duration) Metrics {
+	out := Metrics{
+		Resource: ListAnswer[metricsapi.PodMetrics]{
+			Items: movedItems(m.Resource.Items, d, func(p *metricsapi.PodMetrics) *metav1.Time { return &p.Timestamp }),
+			Error: m.Resource.Error,
+		},
+		Pods:     movedAnswers(m.Pods, d, func(v *PodValue) *metav1.Time { return &v.Timestamp }),
+		External: movedAnswers(m.External, d, func(v *SampleValue) *metav1.Time { return &v.Timestamp }),
+	}
+	if m.Object != nil {
+		out.Object = make(map[string]ObjectAnswer, len(m.Object))
+		for name, a := range m.Object {
+			if a.Value != nil {
+				v := *a.Value
+				v.Timestamp.Time = v.Timestamp.Add(d)
+				a.Value = &v
+			}
+			out.Object[name] = a
+		}
+	}
+	return out
+}
+
+// movedItems is a copy of items with the timestamp stamp points at in each moved by d (nil
+// stays nil).
+func movedItems[T any](items []T, d time.Duration, stamp func(*T) *metav1.Time) []T {
+	if items == nil {
+		return nil
+	}
+	out := make([]T, len(items))
+	copy(out, items)
+	for i := range out {
+		t := stamp(&out[i])
+		t.Time = t.Add(d)
+	}
+	return out
+}
+
+// movedAnswers is movedItems for each list answer of a map (nil stays nil).
+func movedAnswers[T any](m map[string]ListAnswer[T], d time.Duration, stamp func(*T) *metav1.Time) map[string]ListAnswer[T] {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]ListAnswer[T], len(m))
+	for name, a := range m {
+		out[name] = ListAnswer[T]{Items: movedItems(a.Items, d, stamp), Error: a.Error}
+	}
+	return out
 }
 
 // ListAnswer is a list answer: its items, or the request's error.

@@ -492,38 +492,86 @@ struct ExecSession {
     highest: Profile,
     /// `name version` from `hello`.
     who: Option<String>,
-    /// `hello` declared `deltaTicks`: what the previous tick sent (its HPA and pods), so that a
+    /// `hello` declared `deltaTicks` or `deltaMetrics`: what the previous tick sent, so that a
     /// tick leaves out what equals it.
     delta: Option<Sent>,
 }
 
-/// The HPA and pods of the last tick sent to an implementation that takes delta ticks.
+/// What the last tick sent to an implementation that takes delta ticks carried: its HPA and
+/// pods (`deltaTicks`), its metrics APIs' answers and their tick's instant (`deltaMetrics`).
 #[derive(Default)]
 struct Sent {
+    /// `hello` declared `deltaTicks`: the HPA and the pods may be left out.
+    objects: bool,
+    /// `hello` declared `deltaMetrics`: the metrics may be left out.
+    answers: bool,
     hpa: Option<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>,
     pods: Option<std::sync::Arc<Vec<k8s_openapi::api::core::v1::Pod>>>,
+    metrics: Option<(hpa_reference::Time, hpa_reference::metrics_api::MetricsApis)>,
 }
 
 impl Sent {
+    /// What to leave out for an implementation that declared `deltaTicks` (`objects`) and
+    /// `deltaMetrics` (`answers`), as it declared them.
+    fn new(objects: bool, answers: bool) -> Option<Sent> {
+        (objects || answers).then(|| Sent {
+            objects,
+            answers,
+            ..Sent::default()
+        })
+    }
+
     /// What of `snapshot` equals the last tick sent; remembers the rest as sent.
     fn unchanged(&mut self, snapshot: &Snapshot) -> Vec<Unchanged> {
         let mut same = Vec::new();
-        if self.hpa.as_ref() == Some(&snapshot.hpa) {
-            same.push(Unchanged::Hpa);
-        } else {
-            self.hpa = Some(snapshot.hpa.clone());
+        if self.objects {
+            if self.hpa.as_ref() == Some(&snapshot.hpa) {
+                same.push(Unchanged::Hpa);
+            } else {
+                self.hpa = Some(snapshot.hpa.clone());
+            }
+            // The world hands out the same list while no pod changed: equal without a look
+            // inside.
+            if self
+                .pods
+                .as_ref()
+                .is_some_and(|p| std::sync::Arc::ptr_eq(p, &snapshot.pods) || *p == snapshot.pods)
+            {
+                same.push(Unchanged::Pods);
+            } else {
+                self.pods = Some(snapshot.pods.clone());
+            }
         }
-        // The world hands out the same list while no pod changed: equal without a look inside.
-        if self
-            .pods
-            .as_ref()
-            .is_some_and(|p| std::sync::Arc::ptr_eq(p, &snapshot.pods) || *p == snapshot.pods)
-        {
-            same.push(Unchanged::Pods);
-        } else {
-            self.pods = Some(snapshot.pods.clone());
+        if self.answers {
+            if self.metrics_moved_to(snapshot) {
+                same.push(Unchanged::Metrics);
+            } else {
+                self.metrics = Some((snapshot.now, snapshot.metrics.clone()));
+            }
         }
         same
+    }
+
+    /// Whether the metrics last sent, moved in time to `snapshot`'s instant, are its metrics:
+    /// then what is kept has been moved there. The wire carries timestamps in whole seconds, so
+    /// both instants must be whole seconds for the implementation's move to give the same.
+    fn metrics_moved_to(&mut self, snapshot: &Snapshot) -> bool {
+        const SECOND: i64 = 1_000_000;
+        let Some((at, sent)) = &mut self.metrics else {
+            return false;
+        };
+        let (from, to) = (at.as_micros(), snapshot.now.as_micros());
+        if from % SECOND != 0 || to % SECOND != 0 {
+            return false;
+        }
+        let Some(by) = to.checked_sub(from) else {
+            return false;
+        };
+        if !sent.move_timestamps(by) || *sent != snapshot.metrics {
+            return false;
+        }
+        *at = snapshot.now;
+        true
     }
 }
 
@@ -740,7 +788,7 @@ impl Target for ExecTarget {
             ticked: false,
             highest: Profile::Full,
             who: Some(who.clone()),
-            delta: hello.delta_ticks.then(Sent::default),
+            delta: Sent::new(hello.delta_ticks, hello.delta_metrics),
         };
         if let Some(declared) = &hello.kubernetes_version {
             match declared.parse::<hpa_reference::KubernetesVersion>() {
@@ -817,7 +865,7 @@ mod tests {
         )
         .expect("case");
         let mut world = crate::world::World::new(&case);
-        let mut sent = Sent::default();
+        let mut sent = Sent::new(true, false).expect("deltaTicks");
         let first = world.snapshot(0);
         assert_eq!(sent.unchanged(&first), [], "the first tick is complete");
         assert_eq!(
@@ -834,6 +882,63 @@ mod tests {
         s.hpa.status = Some(Default::default());
         std::sync::Arc::make_mut(&mut s.pods).pop();
         assert_eq!(sent.unchanged(&s), [Unchanged::Hpa]);
+        // deltaTicks alone never leaves the metrics out, however alike.
+        assert_eq!(sent.unchanged(&s), [Unchanged::Hpa, Unchanged::Pods]);
+    }
+
+    #[test]
+    fn metrics_are_left_out_when_they_are_the_last_tick_sent_moved_in_time() {
+        let case = crate::case::load_case_text(
+            std::path::Path::new("sent.yaml"),
+            include_str!("../../../../cases/behavior/policy-walkdown.yaml"),
+        )
+        .expect("case");
+        let mut world = crate::world::World::new(&case);
+        assert!(
+            Sent::new(false, false).is_none(),
+            "nothing declared, nothing kept"
+        );
+        let mut sent = Sent::new(false, true).expect("deltaMetrics");
+        let first = world.snapshot(0);
+        assert!(!first.metrics.resource.items.is_empty());
+        assert_eq!(sent.unchanged(&first), [], "the first tick is complete");
+        // The same answers 15 s later, every timestamp 15 s later: left out (and deltaMetrics
+        // alone never leaves out the HPA or the pods, though they are the same).
+        let later = |s: &crate::world::Snapshot, secs: i64| {
+            let mut next = s.clone();
+            next.t += secs;
+            next.now = hpa_reference::Time::from_micros(s.now.as_micros() + secs * 1_000_000);
+            assert!(next.metrics.move_timestamps(secs * 1_000_000));
+            next
+        };
+        let s = later(&first, 15);
+        assert_eq!(sent.unchanged(&s), [Unchanged::Metrics]);
+        // Again from what was kept (moved to t=15), then at the same instant (another HPA of
+        // the session): moved by 0.
+        let s = later(&s, 15);
+        assert_eq!(sent.unchanged(&s), [Unchanged::Metrics]);
+        assert_eq!(sent.unchanged(&s), [Unchanged::Metrics]);
+        // A timestamp that did not move with the tick: sent.
+        let mut stale = later(&s, 15);
+        stale.metrics.resource.items[0].timestamp = s.metrics.resource.items[0].timestamp.clone();
+        assert_eq!(sent.unchanged(&stale), []);
+        // A usage changed: sent.
+        let mut other = later(&stale, 15);
+        other.metrics.resource.items[0].containers[0]
+            .usage
+            .values_mut()
+            .for_each(|q| q.0 = "12345m".into());
+        assert_eq!(sent.unchanged(&other), []);
+        // A pod's sample gone: sent; then the same again: left out.
+        let mut fewer = later(&other, 15);
+        fewer.metrics.resource.items.pop();
+        assert_eq!(sent.unchanged(&fewer), []);
+        assert_eq!(sent.unchanged(&later(&fewer, 15)), [Unchanged::Metrics]);
+        // An instant between whole seconds: the wire's whole-second timestamps could not move
+        // with it, so it is sent.
+        let mut odd = later(&fewer, 30);
+        odd.now = hpa_reference::Time::from_micros(odd.now.as_micros() + 500_000);
+        assert_eq!(sent.unchanged(&odd), []);
     }
 
     #[test]
