@@ -444,6 +444,7 @@ fn bench_fuzz() {
         return;
     };
     let jobs = hpa_harness::util::parallel::default_jobs();
+    fuzz_as_shipped(&adapter, jobs, 1000);
     for (flags, jobs, count, how) in [
         ("", jobs, 1000, "kept processes, delta ticks"),
         ("--full-ticks", jobs, 1000, "kept processes, complete ticks"),
@@ -492,6 +493,51 @@ fn bench_fuzz() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `hpa-conformance fuzz` against upstream as a user runs it: the shipped binary (Cargo builds it
+/// for the benchmark) with its own allocator, in a process of its own, the same 1,000 scenarios of
+/// seed 1 as below. The runs below fuzz inside this benchmark's process, whose global allocator
+/// counts every allocation (for the decision benchmark) and makes the harness's side dearer than
+/// in the binary; they split the CPU between the harness and the adapter, which this one cannot
+/// (the binary's CPU and its adapters' are counted together once it has waited for them).
+fn fuzz_as_shipped(adapter: &std::path::Path, jobs: usize, count: usize) {
+    let before = cpu_seconds();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hpa-conformance"))
+        .args(["fuzz", "--b", &format!("exec:{}", adapter.display())])
+        .args(["--count", &count.to_string(), "--seed", "1"])
+        .args(["--jobs", &jobs.to_string()])
+        .output()
+        .expect("hpa-conformance fuzz");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let summary = text
+        .lines()
+        .find(|l| l.starts_with("fuzz: ") && l.contains("scenarios/s"))
+        .unwrap_or_else(|| {
+            panic!(
+                "no summary from hpa-conformance fuzz ({}): {text}",
+                output.status
+            )
+        });
+    let field = |after: &str| -> &str {
+        summary
+            .split(after)
+            .next()
+            .and_then(|head| head.rsplit([' ', '(']).next())
+            .unwrap_or("?")
+    };
+    println!(
+        "fuzz: core vs upstream {count} scenarios as `hpa-conformance fuzz` runs them (kept processes, delta ticks, {jobs} jobs): {} scenarios/s ({} differences)",
+        field(" scenarios/s"),
+        field(" differences"),
+    );
+    if let (Some((h0, c0)), Some((h1, c1))) = (before, cpu_seconds()) {
+        let total = ((h1 - h0) + (c1 - c0)) * 1e3 / count as f64;
+        println!(
+            "      CPU per scenario: {total:.1} ms, the binary and its adapter processes together; at 100 % of {jobs} cores that is at most {:.0} scenarios/s",
+            jobs as f64 * 1e3 / total
+        );
+    }
 }
 
 /// The corpus on upstream's controller through its adapter (`just upstream-corpus`): wall time
