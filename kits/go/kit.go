@@ -87,9 +87,10 @@ type Session interface {
 // still does the protocol — hello, delta ticks completed from the previous tick, a bubble's
 // clock advanced to the tick's instant and settled after it, `end`, `stop` — and sends the
 // result Decide returns as it is (Result.Memory included, when start.reportMemory asked).
-// tick is complete; its HPA and pods are shared with the previous tick's, so copy what you
-// change. message is the line as it came, for fields the kit's types leave out. A Decider's
-// Tick(*World) is never called, and it cannot declare WallClock (the kit shifts no tick for it).
+// tick is complete; its HPA, pods and metrics' contents are shared with the previous tick's and
+// the next's, so copy what you change. message is the line as it came, for fields the kit's
+// types leave out. A Decider's Tick(*World) is never called, and it cannot declare WallClock
+// (the kit shifts no tick for it).
 type Decider interface {
 	Decide(tick *protocol.Tick, message []byte) (protocol.Result, error)
 }
@@ -297,6 +298,9 @@ func (s *server) tick(line []byte) (protocol.Result, error) {
 		tick.Pods[i].DeepCopyInto(&pods[i])
 	}
 	tick.Pods = pods
+	// New lists and items (a wall-clock shift moves their timestamps): the next tick may take
+	// the metrics as they came (a delta tick's moved metrics).
+	tick.Metrics = tick.Metrics.Moved(0)
 	namespace := tick.HPA.Namespace
 	if namespace == "" {
 		namespace = "default"

@@ -256,6 +256,48 @@ func TestAWallClockImplementationSeesTheTickOnTheWallClockAndWritesVirtualTimes(
 	}
 }
 
+// sampleAges reads, like a library on the wall clock, how old each tick's first metrics sample
+// is.
+type sampleAges struct{ ages []time.Duration }
+
+func (c *sampleAges) Start(*protocol.Start) (Session, Info, error) {
+	return c, Info{Name: "ages", WallClock: true}, nil
+}
+
+func (c *sampleAges) Tick(w *World) error {
+	list, err := w.ResourceMetrics.MetricsV1beta1().PodMetricses(w.Namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	c.ages = append(c.ages, time.Since(list.Items[0].Timestamp.Time))
+	return nil
+}
+
+// A tick that leaves its metrics out gets the previous tick's moved by the time between them,
+// as they came: not as the previous tick's shift onto the wall clock left them.
+func TestAWallClockImplementationGetsDeltaMetricsMovedFromTheTickAsItCame(t *testing.T) {
+	first := strings.ReplaceAll(tick, "\n", "")
+	next := `{"kind":"tick","t":30,"now":"2000-01-01T00:00:30Z","scale":{"spec":{"replicas":2},"status":{"replicas":2,"selector":"app=web"}},"scaleError":null,"scaleUpdateError":null,"otherHpasSelectingPods":[],"unchanged":["hpa","pods","metrics"]}`
+	c := &sampleAges{}
+	var out bytes.Buffer
+	in := strings.NewReader(strings.Join([]string{strings.ReplaceAll(start, "\n", ""), first, next, next}, "\n") + "\n")
+	if err := Serve(in, &out, c); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"deltaMetrics":true`) {
+		t.Errorf("hello does not declare deltaMetrics: %s", out.String())
+	}
+	// Each sample is 5 s older than its tick (t=15: 10 s; t=30: 25 s; t=30 again, moved by 0).
+	if len(c.ages) != 3 {
+		t.Fatalf("%d ticks decided: %s", len(c.ages), out.String())
+	}
+	for i, age := range c.ages {
+		if age < 5*time.Second || age > 6*time.Second {
+			t.Errorf("tick %d: the sample's age on the wall clock is %v, not 5 s", i, age)
+		}
+	}
+}
+
 // counting hands out sessions that remember their own ticks only, and counts its Starts.
 type counting struct {
 	starts int
