@@ -444,7 +444,7 @@ fn bench_fuzz() {
         return;
     };
     let jobs = hpa_harness::util::parallel::default_jobs();
-    fuzz_as_shipped(&adapter, jobs, 1000);
+    fuzz_as_shipped(&adapter, jobs, 1000, &dir);
     for (flags, jobs, count, how) in [
         ("", jobs, 1000, "kept processes, delta ticks"),
         ("--full-ticks", jobs, 1000, "kept processes, complete ticks"),
@@ -500,13 +500,16 @@ fn bench_fuzz() {
 /// seed 1 as below. The runs below fuzz inside this benchmark's process, whose global allocator
 /// counts every allocation (for the decision benchmark) and makes the harness's side dearer than
 /// in the binary; they split the CPU between the harness and the adapter, which this one cannot
-/// (the binary's CPU and its adapters' are counted together once it has waited for them).
-fn fuzz_as_shipped(adapter: &std::path::Path, jobs: usize, count: usize) {
+/// (the binary's CPU and its adapters' are counted together once it has waited for them). A
+/// difference it finds goes to `out`, as the runs below write theirs, not into the corpus.
+fn fuzz_as_shipped(adapter: &std::path::Path, jobs: usize, count: usize, out: &std::path::Path) {
     let before = cpu_seconds();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_hpa-conformance"))
         .args(["fuzz", "--b", &format!("exec:{}", adapter.display())])
         .args(["--count", &count.to_string(), "--seed", "1"])
         .args(["--jobs", &jobs.to_string()])
+        .arg("--out")
+        .arg(out)
         .output()
         .expect("hpa-conformance fuzz");
     let text = String::from_utf8_lossy(&output.stdout);
