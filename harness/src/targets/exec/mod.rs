@@ -857,14 +857,19 @@ impl Target for ExecTarget {
 mod tests {
     use super::{Sent, Unchanged, split_command};
 
-    #[test]
-    fn a_delta_tick_leaves_out_what_equals_the_last_tick_sent() {
+    /// The world of the docs' policy walk-down (cases/behavior/policy-walkdown.yaml).
+    fn walkdown() -> crate::world::World {
         let case = crate::case::load_case_text(
             std::path::Path::new("sent.yaml"),
             include_str!("../../../../cases/behavior/policy-walkdown.yaml"),
         )
         .expect("case");
-        let mut world = crate::world::World::new(&case);
+        crate::world::World::new(&case)
+    }
+
+    #[test]
+    fn a_delta_tick_leaves_out_what_equals_the_last_tick_sent() {
+        let mut world = walkdown();
         let mut sent = Sent::new(true, false).expect("deltaTicks");
         let first = world.snapshot(0);
         assert_eq!(sent.unchanged(&first), [], "the first tick is complete");
@@ -888,12 +893,7 @@ mod tests {
 
     #[test]
     fn metrics_are_left_out_when_they_are_the_last_tick_sent_moved_in_time() {
-        let case = crate::case::load_case_text(
-            std::path::Path::new("sent.yaml"),
-            include_str!("../../../../cases/behavior/policy-walkdown.yaml"),
-        )
-        .expect("case");
-        let mut world = crate::world::World::new(&case);
+        let mut world = walkdown();
         assert!(
             Sent::new(false, false).is_none(),
             "nothing declared, nothing kept"
