@@ -17,6 +17,9 @@ use hpa_reference::time::{core_time, kube_time};
 
 use crate::world::Snapshot;
 
+pub mod pod_changes;
+pub use pod_changes::{PodChanges, PodChangesLine};
+
 /// The protocol version this harness speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
 
@@ -205,6 +208,11 @@ pub struct Hello {
     /// tick carries its metrics.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub delta_metrics: bool,
+    /// Whether it takes ticks that say their pods as changes to the previous tick's of the case
+    /// (`tick.podChanges`) instead of the whole list. Absent or `false`: a tick's pods are the
+    /// whole list (or, with `deltaTicks`, left out as unchanged).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub delta_pods: bool,
     /// The Kubernetes release whose HPA behaviour it implements (`1.37`; a patch such as
     /// `1.37.2` or a leading `v` is accepted). A run judging another release skips every case
     /// with the reason (run it with `--kubernetes-version` of this one); absent: not checked.
@@ -271,9 +279,13 @@ pub struct Tick {
     /// one succeeds (`1`: the first only); absent: every attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale_update_failures: Option<u32>,
-    /// The pods; absent only when `unchanged` lists `pods`.
+    /// The pods; absent only when `unchanged` lists `pods` or `podChanges` says them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pods: Option<Vec<Pod>>,
+    /// The pods as changes to the previous tick's of the case, instead of `pods`: only to an
+    /// implementation whose `hello` declared `deltaPods`, never on a case's first tick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_changes: Option<PodChanges>,
     /// The metrics APIs' answers; absent only when `unchanged` lists `metrics`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<MetricsApis>,
@@ -322,6 +334,8 @@ pub struct TickLine<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pods: Option<&'a [Pod]>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pod_changes: Option<&'a PodChangesLine<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     metrics: Option<&'a MetricsApis>,
     other_hpas_selecting_pods: &'a [String],
     #[serde(skip_serializing_if = "<[Unchanged]>::is_empty")]
@@ -329,8 +343,13 @@ pub struct TickLine<'a> {
 }
 
 impl<'a> TickLine<'a> {
-    /// The tick for `s`, leaving out the fields `unchanged` lists.
-    pub fn new(s: &'a Snapshot, unchanged: &'a [Unchanged]) -> Self {
+    /// The tick for `s`, leaving out the fields `unchanged` lists, and saying its pods as
+    /// `pod_changes` when there are.
+    pub fn new(
+        s: &'a Snapshot,
+        unchanged: &'a [Unchanged],
+        pod_changes: Option<&'a PodChangesLine<'a>>,
+    ) -> Self {
         TickLine {
             t: s.t,
             now: kube_time(s.now),
@@ -340,7 +359,9 @@ impl<'a> TickLine<'a> {
             scale_update_error: s.scale_update_error.as_ref(),
             scale_update_error_reason: s.scale_update_error_reason.as_ref(),
             scale_update_failures: s.scale_update_failures,
-            pods: (!unchanged.contains(&Unchanged::Pods)).then_some(&s.pods[..]),
+            pods: (pod_changes.is_none() && !unchanged.contains(&Unchanged::Pods))
+                .then_some(&s.pods[..]),
+            pod_changes,
             metrics: (!unchanged.contains(&Unchanged::Metrics)).then_some(&s.metrics),
             other_hpas_selecting_pods: &s.other_hpas_selecting_pods,
             unchanged,
@@ -476,6 +497,7 @@ impl Tick {
             scale_update_error_reason: s.scale_update_error_reason.clone(),
             scale_update_failures: s.scale_update_failures,
             pods: Some(s.pods.to_vec()),
+            pod_changes: None,
             metrics: Some(s.metrics.clone()),
             other_hpas_selecting_pods: s.other_hpas_selecting_pods.clone(),
             unchanged: Vec::new(),
@@ -503,9 +525,30 @@ impl Tick {
             Some(h) => h,
             None => from_previous(Unchanged::Hpa, "hpa")?.hpa.clone(),
         };
-        let pods = match self.pods {
-            Some(p) => std::sync::Arc::new(p),
-            None => from_previous(Unchanged::Pods, "pods")?.pods.clone(),
+        let pods = match (self.pods, self.pod_changes) {
+            (Some(p), None) => std::sync::Arc::new(p),
+            (None, None) => from_previous(Unchanged::Pods, "pods")?.pods.clone(),
+            (Some(_), Some(_)) => {
+                return Err(format!("tick at t={} has both pods and podChanges", self.t));
+            }
+            (None, Some(changes)) => {
+                let Some(previous) = previous else {
+                    return Err(format!(
+                        "tick at t={} has podChanges, but it is the case's first tick",
+                        self.t
+                    ));
+                };
+                if self.unchanged.contains(&Unchanged::Pods) {
+                    return Err(format!(
+                        "tick at t={} has podChanges and lists pods as unchanged",
+                        self.t
+                    ));
+                }
+                let pods = changes
+                    .apply(&previous.pods)
+                    .map_err(|e| format!("tick at t={}: {e}", self.t))?;
+                std::sync::Arc::new(pods)
+            }
         };
         let now = core_time(&self.now);
         let metrics = match self.metrics {
@@ -663,7 +706,7 @@ mod tests {
     fn a_complete_tick_line_is_the_tick_message() {
         let s = snapshot(15);
         assert_eq!(
-            line(&TickLine::new(&s, &[])),
+            line(&TickLine::new(&s, &[], None)),
             line(&ToImplementation::Tick(Box::new(Tick::from_snapshot(&s))))
         );
     }
@@ -673,7 +716,7 @@ mod tests {
         let previous = snapshot(0);
         let s = snapshot(15);
         let both = [Unchanged::Hpa, Unchanged::Pods];
-        let text = line(&TickLine::new(&s, &both));
+        let text = line(&TickLine::new(&s, &both, None));
         let v: serde_json::Value = serde_json::from_str(&text).expect("json");
         assert!(v.get("hpa").is_none() && v.get("pods").is_none(), "{text}");
         assert_eq!(v["unchanged"], serde_json::json!(["hpa", "pods"]));
@@ -682,12 +725,12 @@ mod tests {
         };
         let rebuilt = tick.into_snapshot(Some(&previous)).expect("rebuilt");
         assert_eq!(
-            line(&TickLine::new(&rebuilt, &[])),
-            line(&TickLine::new(&s, &[]))
+            line(&TickLine::new(&rebuilt, &[], None)),
+            line(&TickLine::new(&s, &[], None))
         );
 
         // Only the pods left out: the HPA comes from the line.
-        let text = line(&TickLine::new(&s, &[Unchanged::Pods]));
+        let text = line(&TickLine::new(&s, &[Unchanged::Pods], None));
         let v: serde_json::Value = serde_json::from_str(&text).expect("json");
         assert!(v.get("hpa").is_some() && v.get("pods").is_none(), "{text}");
     }
@@ -703,7 +746,7 @@ mod tests {
             moved, s.metrics,
             "the walk-down's first two ticks show the same load"
         );
-        let text = line(&TickLine::new(&s, &[Unchanged::Metrics]));
+        let text = line(&TickLine::new(&s, &[Unchanged::Metrics], None));
         let v: serde_json::Value = serde_json::from_str(&text).expect("json");
         assert!(
             v.get("metrics").is_none() && v.get("pods").is_some(),
@@ -718,8 +761,8 @@ mod tests {
             .into_snapshot(Some(&previous))
             .expect("rebuilt");
         assert_eq!(
-            line(&TickLine::new(&rebuilt, &[])),
-            line(&TickLine::new(&s, &[]))
+            line(&TickLine::new(&rebuilt, &[], None)),
+            line(&TickLine::new(&s, &[], None))
         );
         // Moved by the time between the two ticks: from a previous tick 5 s earlier, 5 s.
         let mut earlier = previous.clone();
@@ -737,7 +780,7 @@ mod tests {
             Some("tick at t=15 lists metrics as unchanged, but it is the case's first tick")
         );
         let mut v: serde_json::Value =
-            serde_json::from_str(&line(&TickLine::new(&s, &[]))).expect("json");
+            serde_json::from_str(&line(&TickLine::new(&s, &[], None))).expect("json");
         v.as_object_mut().expect("object").remove("metrics");
         assert_eq!(
             decode(&v.to_string())
@@ -749,19 +792,91 @@ mod tests {
     }
 
     #[test]
+    fn a_tick_saying_its_pods_as_changes_has_the_previous_ticks_changed() {
+        let previous = snapshot(0);
+        let mut s = snapshot(15);
+        // One pod gone, one changed, one new.
+        let mut pods = s.pods.to_vec();
+        assert!(pods.len() >= 3, "the walk-down runs several pods");
+        pods.remove(1);
+        pods[0].metadata.labels = Some([("app".to_string(), "other".to_string())].into());
+        let mut new = pods[1].clone();
+        new.metadata.name = Some("web-new".into());
+        pods.push(new);
+        s.pods = std::sync::Arc::new(pods);
+        let changes = pod_changes::diff(&previous.pods, &s.pods).expect("expressible");
+        assert_eq!((changes.removed.len(), changes.set.len()), (1, 2));
+        let text = line(&TickLine::new(&s, &[Unchanged::Hpa], Some(&changes)));
+        let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert!(
+            v.get("pods").is_none() && v["podChanges"]["set"].as_array().map(Vec::len) == Some(2),
+            "{text}"
+        );
+        let decode = |text: &str| match serde_json::from_str(text) {
+            Ok(ToImplementation::Tick(tick)) => *tick,
+            other => panic!("not a tick: {other:?}"),
+        };
+        let rebuilt = decode(&text)
+            .into_snapshot(Some(&previous))
+            .expect("rebuilt");
+        assert_eq!(
+            line(&TickLine::new(&rebuilt, &[], None)),
+            line(&TickLine::new(&s, &[], None))
+        );
+        assert_eq!(
+            decode(&text).into_snapshot(None).err().as_deref(),
+            Some("tick at t=15 lists hpa as unchanged, but it is the case's first tick")
+        );
+        let only_pods = line(&TickLine::new(&s, &[], Some(&changes)));
+        assert_eq!(
+            decode(&only_pods).into_snapshot(None).err().as_deref(),
+            Some("tick at t=15 has podChanges, but it is the case's first tick")
+        );
+        let mut both: serde_json::Value = serde_json::from_str(&only_pods).expect("json");
+        both["pods"] = serde_json::to_value(&s.pods[..]).expect("pods");
+        assert_eq!(
+            decode(&both.to_string())
+                .into_snapshot(Some(&previous))
+                .err()
+                .as_deref(),
+            Some("tick at t=15 has both pods and podChanges")
+        );
+        let listed = line(&TickLine::new(&s, &[Unchanged::Pods], Some(&changes)));
+        assert_eq!(
+            decode(&listed)
+                .into_snapshot(Some(&previous))
+                .err()
+                .as_deref(),
+            Some("tick at t=15 has podChanges and lists pods as unchanged")
+        );
+        // Changes that do not fit the previous tick fail it with the reason.
+        let mut stranger = previous.clone();
+        stranger.pods = std::sync::Arc::new(previous.pods[2..].to_vec());
+        assert_eq!(
+            decode(&only_pods)
+                .into_snapshot(Some(&stranger))
+                .err()
+                .as_deref(),
+            Some(
+                "tick at t=15: podChanges removes web-0001, which the previous tick does not have"
+            )
+        );
+    }
+
+    #[test]
     fn a_delta_tick_without_a_previous_tick_or_a_missing_unlisted_field_is_an_error() {
         let s = snapshot(15);
         let decode = |text: &str| match serde_json::from_str(text) {
             Ok(ToImplementation::Tick(tick)) => *tick,
             other => panic!("not a tick: {other:?}"),
         };
-        let first = decode(&line(&TickLine::new(&s, &[Unchanged::Hpa])));
+        let first = decode(&line(&TickLine::new(&s, &[Unchanged::Hpa], None)));
         assert_eq!(
             first.into_snapshot(None).err().as_deref(),
             Some("tick at t=15 lists hpa as unchanged, but it is the case's first tick")
         );
         let mut v: serde_json::Value =
-            serde_json::from_str(&line(&TickLine::new(&s, &[]))).expect("json");
+            serde_json::from_str(&line(&TickLine::new(&s, &[], None))).expect("json");
         v.as_object_mut().expect("object").remove("pods");
         let missing = decode(&v.to_string());
         assert_eq!(

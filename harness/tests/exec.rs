@@ -24,11 +24,13 @@ fn step_reference(flags: &str) -> String {
 }
 
 /// Complete ticks to a process per case, and delta ticks (`deltaTicks`: the HPA and pods left out
-/// when unchanged; `deltaMetrics`: the metrics when they are the previous tick's moved in time)
-/// to one process for all cases.
+/// when unchanged; `deltaMetrics`: the metrics when they are the previous tick's moved in time;
+/// `deltaPods`: the pods said as changes) to one process for all cases, with every delta and with
+/// pod changes alone.
 #[rstest]
 #[case::complete_ticks("")]
-#[case::delta_ticks("--many-cases --delta-ticks --delta-metrics")]
+#[case::delta_ticks("--many-cases --delta-ticks --delta-metrics --delta-pods")]
+#[case::pod_changes("--many-cases --delta-pods")]
 fn every_case_gives_the_same_trace_through_the_protocol_as_in_process(#[case] flags: &str) {
     let (cases, bad) = load_all(&[root().join("cases")]);
     assert!(bad.is_empty(), "{bad:?}");
@@ -116,6 +118,35 @@ fn delta_ticks_go_only_to_an_implementation_that_declares_them_and_leave_out_wha
         assert!(fields.is_empty() || fields == "metrics", "{m}");
         assert_eq!(fields == "metrics", b.contains("metrics"), "at t={t}");
     }
+
+    // deltaPods as well: every tick after the first whose pods changed says them as changes
+    // (the walk-down's scale-downs take pods away from the end), the rest as before.
+    let all = ticks("--delta-ticks --delta-metrics --delta-pods", "all");
+    assert_eq!(all[0], "0 ", "the first tick is complete");
+    assert_eq!(all.len(), both.len());
+    let mut changed = 0;
+    for (a, b) in all.iter().zip(&both).skip(1) {
+        let (t, fields) = b.split_once(' ').expect("T FIELDS");
+        if fields.contains("pods") {
+            assert_eq!(a, b, "at t={t}");
+        } else {
+            changed += 1;
+            let with = if fields.is_empty() {
+                format!("{t} podChanges")
+            } else {
+                format!("{b},podChanges")
+            };
+            assert_eq!(a, &with, "at t={t}");
+        }
+    }
+    assert!(changed >= 3, "the walk-down's scale-downs: {all:?}");
+    // deltaPods alone: the pods of every tick but the first come as changes (none when none).
+    let pods_only = ticks("--delta-pods", "pods");
+    assert_eq!(pods_only[0], "0 ");
+    assert!(
+        pods_only[1..].iter().all(|l| l.ends_with(" podChanges")),
+        "{pods_only:?}"
+    );
 }
 
 fn run_two(flags: &str, timeout: u64) -> Vec<CaseResult> {

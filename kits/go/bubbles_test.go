@@ -199,8 +199,9 @@ func TestServeBubblesHandsADeciderTheCompletedTickAndItsMessage(t *testing.T) {
 	if len(lines) != 3 || !strings.Contains(lines[1], `"scaledTo":3`) || !strings.Contains(lines[2], `"scaledTo":3`) {
 		t.Errorf("results are not Decide's: %s", out.String())
 	}
-	if !strings.Contains(lines[0], `"manyCases":true`) || !strings.Contains(lines[0], `"deltaTicks":true`) {
-		t.Errorf("hello in bubbles declares manyCases and deltaTicks: %s", lines[0])
+	if !strings.Contains(lines[0], `"manyCases":true`) || !strings.Contains(lines[0], `"deltaTicks":true`) ||
+		!strings.Contains(lines[0], `"deltaMetrics":true`) || !strings.Contains(lines[0], `"deltaPods":true`) {
+		t.Errorf("hello in bubbles declares manyCases, deltaTicks, deltaMetrics and deltaPods: %s", lines[0])
 	}
 }
 
@@ -213,8 +214,9 @@ func TestOneCasePerProcessAndFullTicksAreDeclaredAsAsked(t *testing.T) {
 	if err := ServeBubblesIO(t, strings.NewReader(in), &out, impl); err != nil {
 		t.Fatal(err)
 	}
-	if hello := out.String(); strings.Contains(hello, `"manyCases":true`) || strings.Contains(hello, `"deltaTicks":true`) {
-		t.Errorf("hello declares manyCases or deltaTicks though the implementation asked not to: %s", hello)
+	if hello := out.String(); strings.Contains(hello, `"manyCases":true`) || strings.Contains(hello, `"deltaTicks":true`) ||
+		strings.Contains(hello, `"deltaMetrics":true`) || strings.Contains(hello, `"deltaPods":true`) {
+		t.Errorf("hello declares manyCases or a delta though the implementation asked not to: %s", hello)
 	}
 }
 

@@ -60,9 +60,10 @@ type Info struct {
 	// harness starts a process per case — only to compare the two (adapters/upstream's
 	// `--one-case-per-process`).
 	OneCasePerProcess bool
-	// FullTicks: hello does not declare deltaTicks, so every tick carries the HPA and the pods
-	// even when they did not change — only to compare the two (adapters/upstream's
-	// `--full-ticks`); the kit fills in a delta tick's fields either way.
+	// FullTicks: hello declares none of deltaTicks, deltaMetrics and deltaPods, so every tick
+	// carries the HPA, the whole pods list and the metrics even when they did not change — only
+	// to compare the two (adapters/upstream's `--full-ticks`); the kit fills in a delta tick's
+	// fields either way.
 	FullTicks bool
 }
 
@@ -392,6 +393,7 @@ func hello(start *protocol.Start, info Info) protocol.Hello {
 		// (unless it asks for complete ticks, to compare the two).
 		DeltaTicks:   !info.FullTicks,
 		DeltaMetrics: !info.FullTicks,
+		DeltaPods:    !info.FullTicks,
 	}
 }
 

@@ -460,6 +460,47 @@ func TestADeltaTickIsServedAsTheCompleteTickWouldBe(t *testing.T) {
 	}
 }
 
+// changesOf is the tick at t with the HPA left out as unchanged and the pods said as changes.
+func changesOf(t *testing.T, full string, at int, changes string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(deltaOf(t, full, at)), &m); err != nil {
+		t.Fatal(err)
+	}
+	m["unchanged"] = []string{"hpa"}
+	m["podChanges"] = json.RawMessage(changes)
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func TestATickWithPodChangesIsServedWithThePodsTheyMake(t *testing.T) {
+	st, tk := strings.ReplaceAll(start, "\n", ""), strings.ReplaceAll(tick, "\n", "")
+	p := &probe{t: t, seen: map[string]string{}}
+	var out bytes.Buffer
+	// web-1 gone, then web-2 new (a Running pod of the app): 1, then 2 of the HPA's pods.
+	gone := changesOf(t, tk, 30, `{"removed":["web-1"],"set":[]}`)
+	back := changesOf(t, tk, 45, `{"removed":[],"set":[{"metadata":{"name":"web-2","labels":{"app":"web"}},"status":{"phase":"Running"}}]}`)
+	seen := []string{}
+	for i, line := range []string{tk, gone, back} {
+		in := st + "\n" + strings.Join([]string{tk, gone, back}[:i+1], "\n") + "\n"
+		out.Reset()
+		if err := Serve(strings.NewReader(in), &out, p); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		seen = append(seen, p.seen["pods"])
+	}
+	if !strings.Contains(out.String(), `"deltaPods":true`) {
+		t.Errorf("hello does not declare deltaPods: %s", out.String())
+	}
+	if strings.Join(seen, " ") != "2 1 2" {
+		t.Errorf("the HPA's pods at t=15, 30, 45: %v, want 2 1 2", seen)
+	}
+	err := Serve(strings.NewReader(st+"\n"+gone+"\n"), &bytes.Buffer{}, &probe{t: t, seen: map[string]string{}})
+	if want := "tick 30 lists hpa as unchanged, but it is the case's first tick"; err == nil || err.Error() != want {
+		t.Errorf("pod changes on a first tick: error %v, want %q", err, want)
+	}
+}
+
 func TestLabelsMatchingMeetsEverySatisfiableSelector(t *testing.T) {
 	for _, sel := range []string{"app=web", "app==web,tier in (a,b)", "app,!gone", "app notin (x),n>3,m<2", "a!=b"} {
 		s, err := labels.Parse(sel)

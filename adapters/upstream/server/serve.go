@@ -58,7 +58,9 @@ func KubernetesVersion() string {
 }
 
 // DeltaTicks is what hello declares: ticks may leave out the HPA and the pods when they equal
-// the previous tick's; `--full-ticks` turns it off (`just bench` compares both).
+// the previous tick's, the metrics when they are its moved in time, and say the pods as changes
+// to its (deltaTicks, deltaMetrics, deltaPods); `--full-ticks` turns all three off (`just bench`
+// compares both).
 var DeltaTicks = true
 
 // ManyCases is what hello declares: one process serves cases until `stop` (`end` → `ended`

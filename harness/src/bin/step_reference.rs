@@ -17,7 +17,9 @@
 //! `--log-cases FILE` (appends `PID CASE` to FILE at each `start`), `--delta-ticks` (declares
 //! `deltaTicks` in hello and fills what a tick leaves out from the case's previous tick),
 //! `--delta-metrics` (declares `deltaMetrics`: the same for the metrics APIs' answers, moved in
-//! time), `--log-unchanged FILE` (appends `T FIELDS` to FILE at each tick: what it left out).
+//! time), `--delta-pods` (declares `deltaPods`: a tick's pods may come as changes to the previous
+//! tick's), `--log-unchanged FILE` (appends `T FIELDS` to FILE at each tick: what it left out, and
+//! `podChanges` when the pods came as changes).
 //!
 //! `--kubernetes-version V` (default: the reference's default release) makes it that release's
 //! controller, as upstream's adapter built for V is: its behaviour, its gates (one the release
@@ -79,6 +81,7 @@ fn main() {
     let many_cases = args.iter().any(|a| a == "--many-cases");
     let delta_ticks = args.iter().any(|a| a == "--delta-ticks");
     let delta_metrics = args.iter().any(|a| a == "--delta-metrics");
+    let delta_pods = args.iter().any(|a| a == "--delta-pods");
     let log_unchanged = flag(&args, "--log-unchanged");
     let log_cases = flag(&args, "--log-cases");
     let version: hpa_reference::KubernetesVersion = match flag(&args, "--kubernetes-version") {
@@ -205,6 +208,7 @@ fn main() {
                     many_cases,
                     delta_ticks,
                     delta_metrics,
+                    delta_pods,
                     kubernetes_version: Some(version.name().to_string()),
                 })
             }
@@ -241,7 +245,7 @@ fn main() {
                 };
                 if let Some(file) = &log_unchanged {
                     use std::io::Write as _;
-                    let names: Vec<String> = tick
+                    let mut names: Vec<String> = tick
                         .unchanged
                         .iter()
                         .map(|u| {
@@ -250,6 +254,9 @@ fn main() {
                                 .replace('"', "")
                         })
                         .collect();
+                    if tick.pod_changes.is_some() {
+                        names.push("podChanges".into());
+                    }
                     let _ = std::fs::OpenOptions::new()
                         .create(true)
                         .append(true)

@@ -191,6 +191,9 @@ type Hello struct {
 	// DeltaMetrics: ticks may leave out their metrics when they are the case's previous
 	// tick's moved in time (Tick.Unchanged lists UnchangedMetrics).
 	DeltaMetrics bool `json:"deltaMetrics,omitempty"`
+	// DeltaPods: a tick's pods may come as changes to the case's previous tick's
+	// (Tick.PodChanges) instead of the whole list.
+	DeltaPods bool `json:"deltaPods,omitempty"`
 	// KubernetesVersion: the Kubernetes release whose HPA behaviour it implements ("1.37");
 	// a run judging another release skips every case with the reason. Empty: not declared.
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
@@ -218,6 +221,10 @@ type Tick struct {
 	ScaleError       *string                                `json:"scaleError"`
 	ScaleUpdateError *string                                `json:"scaleUpdateError"`
 	Pods             []corev1.Pod                           `json:"pods"`
+	// PodChanges say the pods as changes to the case's previous tick's, instead of Pods: only
+	// to an implementation whose Hello declared DeltaPods, never on a case's first tick.
+	// Complete applies them.
+	PodChanges *PodChanges `json:"podChanges,omitempty"`
 	// Metrics are absent (the zero value) only when Unchanged lists UnchangedMetrics.
 	Metrics Metrics `json:"metrics"`
 	// OtherHPAsSelectingPods are keys (namespace/name) of other HPAs whose selectors match
@@ -249,11 +256,66 @@ func (t *Tick) Lists(field string) bool {
 	return false
 }
 
+// PodChanges are a tick's pods as changes to the previous tick's of the case: those Removed are
+// gone, and each pod of Set replaces the one of its name where it stands or, when there is none,
+// comes after the others in the order of Set.
+type PodChanges struct {
+	Removed []string     `json:"removed"`
+	Set     []corev1.Pod `json:"set"`
+}
+
+// Apply is the pods c makes of previous, a new slice (the pods in it are previous's and c's
+// own, not copies). It fails on a pod without a name, a name twice in previous, or a name
+// removed that previous does not have.
+func (c *PodChanges) Apply(previous []corev1.Pod) ([]corev1.Pod, error) {
+	names := make(map[string]bool, len(previous))
+	for i := range previous {
+		n := previous[i].Name
+		if n == "" {
+			return nil, fmt.Errorf("the previous tick has a pod without a name")
+		}
+		if names[n] {
+			return nil, fmt.Errorf("the previous tick has two pods named %s", n)
+		}
+		names[n] = true
+	}
+	gone := make(map[string]bool, len(c.Removed))
+	for _, n := range c.Removed {
+		if !names[n] {
+			return nil, fmt.Errorf("podChanges removes %s, which the previous tick does not have", n)
+		}
+		gone[n] = true
+	}
+	pods := make([]corev1.Pod, 0, len(previous)-len(gone)+len(c.Set))
+	at := make(map[string]int, len(previous)+len(c.Set))
+	for i := range previous {
+		if !gone[previous[i].Name] {
+			at[previous[i].Name] = len(pods)
+			pods = append(pods, previous[i])
+		}
+	}
+	for i := range c.Set {
+		n := c.Set[i].Name
+		if n == "" {
+			return nil, fmt.Errorf("podChanges sets a pod without a name")
+		}
+		if j, ok := at[n]; ok {
+			pods[j] = c.Set[i]
+			continue
+		}
+		at[n] = len(pods)
+		pods = append(pods, c.Set[i])
+	}
+	return pods, nil
+}
+
 // Complete fills in what a delta tick leaves out from prev, the case's previous tick (itself
-// complete; nil before the first). The objects are prev's own, not copies: a caller that
-// changes them copies them first (metrics moved in time are new items around prev's
-// containers and values). It fails on a field it does not know, a field listed on a case's
-// first tick, and an HPA that is neither sent nor listed.
+// complete; nil before the first), and applies its PodChanges. The objects are prev's own, not
+// copies: a caller that changes them copies them first (metrics moved in time are new items
+// around prev's containers and values; pods changed are a new slice of prev's and the tick's
+// pods). It fails on a field it does not know, a field listed or PodChanges on a case's first
+// tick, PodChanges beside Pods or a listed "pods", changes that do not fit prev's pods, and an
+// HPA that is neither sent nor listed.
 func (t *Tick) Complete(prev *Tick) error {
 	for _, f := range t.Unchanged {
 		if f != UnchangedHPA && f != UnchangedPods && f != UnchangedMetrics {
@@ -267,7 +329,23 @@ func (t *Tick) Complete(prev *Tick) error {
 		t.HPA = prev.HPA
 	}
 	if t.Lists(UnchangedPods) {
+		if t.PodChanges != nil {
+			return fmt.Errorf("tick %s has podChanges and lists pods as unchanged", t.T)
+		}
 		t.Pods = prev.Pods
+	}
+	if t.PodChanges != nil {
+		switch {
+		case prev == nil:
+			return fmt.Errorf("tick %s has podChanges, but it is the case's first tick", t.T)
+		case t.Pods != nil:
+			return fmt.Errorf("tick %s has both pods and podChanges", t.T)
+		}
+		pods, err := t.PodChanges.Apply(prev.Pods)
+		if err != nil {
+			return fmt.Errorf("tick %s: %w", t.T, err)
+		}
+		t.Pods, t.PodChanges = pods, nil
 	}
 	if t.Lists(UnchangedMetrics) {
 		t.Metrics = prev.Metrics.Moved(t.Now.Sub(prev.Now))

@@ -28,8 +28,8 @@ use super::{GateSupport, Session, Target, TargetError, TickOutcome, seeded_memor
 use crate::case::Case;
 use crate::profile::Profile;
 use crate::protocol::{
-    End, FromImplementation, PROTOCOL_VERSION, ProtocolMemory, ProtocolSettings, Start, TickLine,
-    ToImplementation, Unchanged,
+    End, FromImplementation, PROTOCOL_VERSION, PodChangesLine, ProtocolMemory, ProtocolSettings,
+    Start, TickLine, ToImplementation, Unchanged, pod_changes,
 };
 use crate::util::text::{clip, quote};
 use crate::world::Snapshot;
@@ -492,64 +492,81 @@ struct ExecSession {
     highest: Profile,
     /// `name version` from `hello`.
     who: Option<String>,
-    /// `hello` declared `deltaTicks` or `deltaMetrics`: what the previous tick sent, so that a
-    /// tick leaves out what equals it.
+    /// `hello` declared `deltaTicks`, `deltaMetrics` or `deltaPods`: what the previous tick
+    /// sent, so that a tick leaves out what equals it or says what changed.
     delta: Option<Sent>,
 }
 
 /// What the last tick sent to an implementation that takes delta ticks carried: its HPA and
-/// pods (`deltaTicks`), its metrics APIs' answers and their tick's instant (`deltaMetrics`).
+/// pods (`deltaTicks`, `deltaPods`), its metrics APIs' answers and their tick's instant
+/// (`deltaMetrics`).
 #[derive(Default)]
 struct Sent {
     /// `hello` declared `deltaTicks`: the HPA and the pods may be left out.
     objects: bool,
     /// `hello` declared `deltaMetrics`: the metrics may be left out.
     answers: bool,
+    /// `hello` declared `deltaPods`: the pods may be said as changes.
+    pod_changes: bool,
     hpa: Option<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>,
     pods: Option<std::sync::Arc<Vec<k8s_openapi::api::core::v1::Pod>>>,
     metrics: Option<(hpa_reference::Time, hpa_reference::metrics_api::MetricsApis)>,
 }
 
+/// What a tick leaves out ([`Unchanged`]) and how it says its pods when not whole.
+#[derive(Debug, Default)]
+struct Delta<'s> {
+    unchanged: Vec<Unchanged>,
+    pod_changes: Option<PodChangesLine<'s>>,
+}
+
 impl Sent {
-    /// What to leave out for an implementation that declared `deltaTicks` (`objects`) and
-    /// `deltaMetrics` (`answers`), as it declared them.
-    fn new(objects: bool, answers: bool) -> Option<Sent> {
-        (objects || answers).then(|| Sent {
+    /// What to leave out for an implementation that declared `deltaTicks` (`objects`),
+    /// `deltaMetrics` (`answers`) and `deltaPods` (`pod_changes`), as it declared them.
+    fn new(objects: bool, answers: bool, pod_changes: bool) -> Option<Sent> {
+        (objects || answers || pod_changes).then(|| Sent {
             objects,
             answers,
+            pod_changes,
             ..Sent::default()
         })
     }
 
-    /// What of `snapshot` equals the last tick sent; remembers the rest as sent.
-    fn unchanged(&mut self, snapshot: &Snapshot) -> Vec<Unchanged> {
-        let mut same = Vec::new();
+    /// What of `snapshot` equals the last tick sent, and its pods as changes to the last sent
+    /// when they are not the same; remembers the rest as sent.
+    fn delta<'s>(&mut self, snapshot: &'s Snapshot) -> Delta<'s> {
+        let mut delta = Delta::default();
         if self.objects {
             if self.hpa.as_ref() == Some(&snapshot.hpa) {
-                same.push(Unchanged::Hpa);
+                delta.unchanged.push(Unchanged::Hpa);
             } else {
                 self.hpa = Some(snapshot.hpa.clone());
             }
+        }
+        if self.objects || self.pod_changes {
             // The world hands out the same list while no pod changed: equal without a look
             // inside.
-            if self
+            let same = self
                 .pods
                 .as_ref()
-                .is_some_and(|p| std::sync::Arc::ptr_eq(p, &snapshot.pods) || *p == snapshot.pods)
-            {
-                same.push(Unchanged::Pods);
-            } else {
+                .is_some_and(|p| std::sync::Arc::ptr_eq(p, &snapshot.pods) || *p == snapshot.pods);
+            if same && self.objects {
+                delta.unchanged.push(Unchanged::Pods);
+            } else if let Some(previous) = self.pods.as_ref().filter(|_| self.pod_changes) {
+                delta.pod_changes = pod_changes::diff(previous, &snapshot.pods);
+            }
+            if !same {
                 self.pods = Some(snapshot.pods.clone());
             }
         }
         if self.answers {
             if self.metrics_moved_to(snapshot) {
-                same.push(Unchanged::Metrics);
+                delta.unchanged.push(Unchanged::Metrics);
             } else {
                 self.metrics = Some((snapshot.now, snapshot.metrics.clone()));
             }
         }
-        same
+        delta
     }
 
     /// Whether the metrics last sent, moved in time to `snapshot`'s instant, are its metrics:
@@ -612,12 +629,13 @@ impl Session for ExecSession {
     fn tick(&mut self, snapshot: &Snapshot) -> Result<TickOutcome, TargetError> {
         let at = format!("at t={}", snapshot.t);
         self.ticked = true;
-        let unchanged = match &mut self.delta {
-            Some(sent) => sent.unchanged(snapshot),
-            None => Vec::new(),
+        let delta = match &mut self.delta {
+            Some(sent) => sent.delta(snapshot),
+            None => Delta::default(),
         };
+        let line = TickLine::new(snapshot, &delta.unchanged, delta.pod_changes.as_ref());
         let live = self.live()?;
-        live.send(&at, &TickLine::new(snapshot, &unchanged))?;
+        live.send(&at, &line)?;
         match live.receive(&at)? {
             FromImplementation::Result(r) => {
                 if r.t != snapshot.t {
@@ -788,7 +806,7 @@ impl Target for ExecTarget {
             ticked: false,
             highest: Profile::Full,
             who: Some(who.clone()),
-            delta: Sent::new(hello.delta_ticks, hello.delta_metrics),
+            delta: Sent::new(hello.delta_ticks, hello.delta_metrics, hello.delta_pods),
         };
         if let Some(declared) = &hello.kubernetes_version {
             match declared.parse::<hpa_reference::KubernetesVersion>() {
@@ -870,38 +888,112 @@ mod tests {
     #[test]
     fn a_delta_tick_leaves_out_what_equals_the_last_tick_sent() {
         let mut world = walkdown();
-        let mut sent = Sent::new(true, false).expect("deltaTicks");
+        let mut sent = Sent::new(true, false, false).expect("deltaTicks");
         let first = world.snapshot(0);
-        assert_eq!(sent.unchanged(&first), [], "the first tick is complete");
         assert_eq!(
-            sent.unchanged(&world.snapshot(15)),
+            sent.delta(&first).unchanged,
+            [],
+            "the first tick is complete"
+        );
+        assert_eq!(
+            sent.delta(&world.snapshot(15)).unchanged,
             [Unchanged::Hpa, Unchanged::Pods]
         );
         // Another HPA status, the same pods.
         let mut s = world.snapshot(30);
         s.hpa.status = Some(Default::default());
-        assert_eq!(sent.unchanged(&s), [Unchanged::Pods]);
-        assert_eq!(sent.unchanged(&s), [Unchanged::Hpa, Unchanged::Pods]);
+        assert_eq!(sent.delta(&s).unchanged, [Unchanged::Pods]);
+        assert_eq!(sent.delta(&s).unchanged, [Unchanged::Hpa, Unchanged::Pods]);
         // A pod fewer.
         let mut s = world.snapshot(45);
         s.hpa.status = Some(Default::default());
         std::sync::Arc::make_mut(&mut s.pods).pop();
-        assert_eq!(sent.unchanged(&s), [Unchanged::Hpa]);
-        // deltaTicks alone never leaves the metrics out, however alike.
-        assert_eq!(sent.unchanged(&s), [Unchanged::Hpa, Unchanged::Pods]);
+        assert_eq!(sent.delta(&s).unchanged, [Unchanged::Hpa]);
+        // deltaTicks alone never leaves the metrics out, however alike, nor says the pods as
+        // changes.
+        assert_eq!(sent.delta(&s).unchanged, [Unchanged::Hpa, Unchanged::Pods]);
+        std::sync::Arc::make_mut(&mut s.pods).pop();
+        let d = sent.delta(&s);
+        assert_eq!(d.unchanged, [Unchanged::Hpa]);
+        assert!(d.pod_changes.is_none());
+    }
+
+    #[test]
+    fn pods_are_said_as_changes_to_the_last_sent_to_an_implementation_that_declares_it() {
+        let mut world = walkdown();
+        let names = |d: &super::Delta| {
+            d.pod_changes.as_ref().map(|c| {
+                let set: Vec<_> = c.set.iter().map(|p| p.metadata.name.clone()).collect();
+                (c.removed.clone(), set)
+            })
+        };
+        // deltaPods alone: whole on the first tick, then changes (none when none), never left out.
+        let mut sent = Sent::new(false, false, true).expect("deltaPods");
+        let first = world.snapshot(0);
+        assert!(first.pods.len() >= 3);
+        let d = sent.delta(&first);
+        assert_eq!(
+            (d.unchanged.len(), names(&d)),
+            (0, None),
+            "the first tick is whole"
+        );
+        let same = world.snapshot(15);
+        let d = sent.delta(&same);
+        assert_eq!((d.unchanged.len(), names(&d)), (0, Some((vec![], vec![]))));
+
+        // With deltaTicks: the same pods are left out, other pods are said as changes.
+        let mut sent = Sent::new(true, false, true).expect("both");
+        let mut s = world.snapshot(30);
+        assert!(
+            sent.delta(&s).pod_changes.is_none(),
+            "the first tick is whole"
+        );
+        let d = sent.delta(&s);
+        assert_eq!(d.unchanged, [Unchanged::Hpa, Unchanged::Pods]);
+        assert!(d.pod_changes.is_none());
+        let last = std::sync::Arc::make_mut(&mut s.pods).pop().expect("a pod");
+        let d = sent.delta(&s);
+        assert_eq!(d.unchanged, [Unchanged::Hpa]);
+        assert_eq!(
+            names(&d),
+            Some((vec![last.metadata.name.clone().expect("named")], vec![]))
+        );
+        // A pod changed and one back: both set, the changed one in place, the other after.
+        let pods = std::sync::Arc::make_mut(&mut s.pods);
+        pods[0].metadata.labels = None;
+        pods.push(last.clone());
+        let d = sent.delta(&s);
+        assert_eq!(
+            names(&d),
+            Some((
+                vec![],
+                vec![s.pods[0].metadata.name.clone(), last.metadata.name.clone()]
+            ))
+        );
+        // The same pods in another order cannot be said as changes: the whole list goes.
+        std::sync::Arc::make_mut(&mut s.pods).swap(0, 1);
+        let d = sent.delta(&s);
+        assert!(d.unchanged == [Unchanged::Hpa] && d.pod_changes.is_none());
+        // What was kept is the list last sent: the order back is a change again.
+        std::sync::Arc::make_mut(&mut s.pods).swap(0, 1);
+        assert!(sent.delta(&s).pod_changes.is_none());
     }
 
     #[test]
     fn metrics_are_left_out_when_they_are_the_last_tick_sent_moved_in_time() {
         let mut world = walkdown();
         assert!(
-            Sent::new(false, false).is_none(),
+            Sent::new(false, false, false).is_none(),
             "nothing declared, nothing kept"
         );
-        let mut sent = Sent::new(false, true).expect("deltaMetrics");
+        let mut sent = Sent::new(false, true, false).expect("deltaMetrics");
         let first = world.snapshot(0);
         assert!(!first.metrics.resource.items.is_empty());
-        assert_eq!(sent.unchanged(&first), [], "the first tick is complete");
+        assert_eq!(
+            sent.delta(&first).unchanged,
+            [],
+            "the first tick is complete"
+        );
         // The same answers 15 s later, every timestamp 15 s later: left out (and deltaMetrics
         // alone never leaves out the HPA or the pods, though they are the same).
         let later = |s: &crate::world::Snapshot, secs: i64| {
@@ -912,33 +1004,36 @@ mod tests {
             next
         };
         let s = later(&first, 15);
-        assert_eq!(sent.unchanged(&s), [Unchanged::Metrics]);
+        assert_eq!(sent.delta(&s).unchanged, [Unchanged::Metrics]);
         // Again from what was kept (moved to t=15), then at the same instant (another HPA of
         // the session): moved by 0.
         let s = later(&s, 15);
-        assert_eq!(sent.unchanged(&s), [Unchanged::Metrics]);
-        assert_eq!(sent.unchanged(&s), [Unchanged::Metrics]);
+        assert_eq!(sent.delta(&s).unchanged, [Unchanged::Metrics]);
+        assert_eq!(sent.delta(&s).unchanged, [Unchanged::Metrics]);
         // A timestamp that did not move with the tick: sent.
         let mut stale = later(&s, 15);
         stale.metrics.resource.items[0].timestamp = s.metrics.resource.items[0].timestamp.clone();
-        assert_eq!(sent.unchanged(&stale), []);
+        assert_eq!(sent.delta(&stale).unchanged, []);
         // A usage changed: sent.
         let mut other = later(&stale, 15);
         other.metrics.resource.items[0].containers[0]
             .usage
             .values_mut()
             .for_each(|q| q.0 = "12345m".into());
-        assert_eq!(sent.unchanged(&other), []);
+        assert_eq!(sent.delta(&other).unchanged, []);
         // A pod's sample gone: sent; then the same again: left out.
         let mut fewer = later(&other, 15);
         fewer.metrics.resource.items.pop();
-        assert_eq!(sent.unchanged(&fewer), []);
-        assert_eq!(sent.unchanged(&later(&fewer, 15)), [Unchanged::Metrics]);
+        assert_eq!(sent.delta(&fewer).unchanged, []);
+        assert_eq!(
+            sent.delta(&later(&fewer, 15)).unchanged,
+            [Unchanged::Metrics]
+        );
         // An instant between whole seconds: the wire's whole-second timestamps could not move
         // with it, so it is sent.
         let mut odd = later(&fewer, 30);
         odd.now = hpa_reference::Time::from_micros(odd.now.as_micros() + 500_000);
-        assert_eq!(sent.unchanged(&odd), []);
+        assert_eq!(sent.delta(&odd).unchanged, []);
     }
 
     #[test]
