@@ -369,6 +369,7 @@ fn bench_core_vs_upstream() {
         settings: ProtocolSettings::from_settings(&settings),
         memory: ProtocolMemory::from_memory(&seeded_memory(&case)),
         report_memory: false,
+        unwritten_status: false,
     });
     let tick = ToImplementation::Tick(Box::new(Tick::from_snapshot(&snapshot)));
     let mut input = serde_json::to_string(&start).expect("json");

@@ -153,6 +153,10 @@ pub struct Start {
     /// to an implementation that declares the `memoryReport` feature; absent: `false`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub report_memory: bool,
+    /// The harness takes a `result` without `status` as "no status written this tick": the
+    /// HPA's status stays the tick's (absent: `false`, every result carries its status).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unwritten_status: bool,
 }
 
 /// Who the implementation is.
@@ -389,8 +393,10 @@ pub struct TickResult {
     pub t: i64,
     /// A successful scale write.
     pub scaled_to: Option<i32>,
-    /// The HPA status written.
-    pub status: HorizontalPodAutoscalerStatus,
+    /// The HPA status written; absent only when `start.unwrittenStatus` allows it and the
+    /// status after this tick is the tick's HPA's (none written, or the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<HorizontalPodAutoscalerStatus>,
     /// Events recorded this tick.
     pub events: Vec<ProtocolEvent>,
     /// The controller's memory of the HPA after this tick, when `start.reportMemory` asked for it.

@@ -25,11 +25,13 @@ fn step_reference(flags: &str) -> String {
 
 /// Complete ticks to a process per case, and delta ticks (`deltaTicks`: the HPA and pods left out
 /// when unchanged; `deltaMetrics`: the metrics when they are the previous tick's moved in time;
-/// `deltaPods`: the pods said as changes) to one process for all cases, with every delta and with
-/// pod changes alone.
+/// `deltaPods`: the pods said as changes; results without a status that stayed the tick's) to one
+/// process for all cases, with every delta and with pod changes alone.
 #[rstest]
 #[case::complete_ticks("")]
-#[case::delta_ticks("--many-cases --delta-ticks --delta-metrics --delta-pods")]
+#[case::delta_ticks(
+    "--many-cases --delta-ticks --delta-metrics --delta-pods --leave-out-unwritten-status"
+)]
 #[case::pod_changes("--many-cases --delta-pods")]
 fn every_case_gives_the_same_trace_through_the_protocol_as_in_process(#[case] flags: &str) {
     let (cases, bad) = load_all(&[root().join("cases")]);
@@ -183,6 +185,48 @@ fn a_crash_fails_that_case_with_its_stderr_and_the_run_goes_on() {
         results[1].outcome,
         Outcome::Passed,
         "the next case still runs"
+    );
+}
+
+#[test]
+fn a_result_may_leave_out_a_status_that_stayed_the_ticks_and_the_harness_keeps_it() {
+    let (cases, bad) = load_all(&[root().join("cases/behavior/policy-walkdown.yaml")]);
+    assert!(bad.is_empty());
+    let log = std::env::temp_dir().join(format!("hpa-exec-answers-{}", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let flags = format!(
+        "--leave-out-unwritten-status --log-answers {}",
+        log.display()
+    );
+    let target = make_target(&step_reference(&flags), Duration::from_secs(30)).expect("target");
+    let r = run_case(&cases[0], target.as_ref(), &RunOptions::default());
+    assert_eq!(r.outcome, Outcome::Passed);
+    let results: Vec<String> = std::fs::read_to_string(&log)
+        .expect("log")
+        .lines()
+        .filter(|l| l.contains(r#""kind":"result""#))
+        .map(str::to_string)
+        .collect();
+    let _ = std::fs::remove_file(&log);
+    // The walk-down's status changes at each scale-down and stays between them.
+    let without = results
+        .iter()
+        .filter(|l| !l.contains(r#""status""#))
+        .count();
+    assert!(without > 0 && without < results.len(), "{results:?}");
+    assert!(
+        results[0].contains(r#""status""#),
+        "the first tick's HPA has no status to keep"
+    );
+}
+
+#[test]
+fn a_result_without_a_status_where_the_hpa_has_none_fails_the_case() {
+    let results = run_two("--no-status-at 0", 30);
+    let e = errored(&results[0]);
+    assert!(
+        e.starts_with("at t=0: answered no status, but the tick's HPA has none to keep\n"),
+        "{e}"
     );
 }
 

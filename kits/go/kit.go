@@ -176,6 +176,8 @@ type server struct {
 	session      Session
 	info         Info
 	reportMemory bool
+	// The case's start allows a result without status when none was written.
+	unwrittenStatus bool
 	// The case's previous tick as it came (complete, before any shift): what a delta tick
 	// leaves out comes from it.
 	prev *protocol.Tick
@@ -201,7 +203,7 @@ func (s *server) endSession() {
 	if e, ok := s.session.(Ender); ok {
 		e.End()
 	}
-	s.session, s.info, s.prev, s.reportMemory = nil, Info{}, nil, false
+	s.session, s.info, s.prev, s.reportMemory, s.unwrittenStatus = nil, Info{}, nil, false, false
 }
 
 // handle answers one message.
@@ -236,6 +238,7 @@ func (s *server) handle(line []byte) (next, error) {
 		}
 		s.session, s.info = session, info
 		s.reportMemory = start.ReportMemory
+		s.unwrittenStatus = start.UnwrittenStatus
 		s.prev = nil
 		return next{}, s.write(hello(&start, info))
 	case "tick":
@@ -246,7 +249,7 @@ func (s *server) handle(line []byte) (next, error) {
 		if err != nil {
 			return next{}, err
 		}
-		return next{}, s.write(result)
+		return next{}, s.write(result.Message(s.unwrittenStatus))
 	case "end":
 		if s.session == nil {
 			return next{}, errors.New("end before start")

@@ -180,6 +180,32 @@ func TestAnIdleTickAnswersNoScaleTheStatusAsItWasAndNoEvents(t *testing.T) {
 	}
 }
 
+// A tick that writes no status answers without one when start allows it (the harness keeps the
+// tick's), and with the status as it was otherwise; a status written is always answered.
+func TestAResultLeavesOutAnUnwrittenStatusOnlyWhenStartAllowsIt(t *testing.T) {
+	allowed := strings.Replace(strings.ReplaceAll(start, "\n", ""), `"kind":"start",`, `"kind":"start","unwrittenStatus":true,`, 1)
+	serve := func(st string, impl Implementation) string {
+		var out bytes.Buffer
+		if err := Serve(strings.NewReader(st+"\n"+strings.ReplaceAll(tick, "\n", "")+"\n"), &out, impl); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("got %q", out.String())
+		}
+		return lines[1]
+	}
+	if got := serve(allowed, idle{}); got != `{"kind":"result","t":15,"scaledTo":null,"events":[]}` {
+		t.Errorf("idle, allowed: %s", got)
+	}
+	if got := serve(strings.ReplaceAll(start, "\n", ""), idle{}); !strings.Contains(got, `"status":{"currentReplicas":2,"desiredReplicas":2`) {
+		t.Errorf("idle, not allowed: %s", got)
+	}
+	if got := serve(allowed, &probe{t: t, seen: map[string]string{}}); !strings.Contains(got, `"status":{"lastScaleTime":"2000-01-01T00:00:15Z","currentReplicas":0,"desiredReplicas":4`) {
+		t.Errorf("a status written, allowed: %s", got)
+	}
+}
+
 func TestAScaleUpdateErrorFailsTheWriteAndRecordsNoScale(t *testing.T) {
 	var tk protocol.Tick
 	if err := json.Unmarshal([]byte(strings.ReplaceAll(tick, "\n", "")), &tk); err != nil {

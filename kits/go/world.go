@@ -177,11 +177,12 @@ func (w *World) Result() protocol.Result {
 		events = []protocol.Event{}
 	}
 	return protocol.Result{
-		Kind:     "result",
-		T:        w.Tick.T,
-		ScaledTo: w.scaledTo,
-		Status:   protocol.Status(status),
-		Events:   events,
+		Kind:            "result",
+		T:               w.Tick.T,
+		ScaledTo:        w.scaledTo,
+		Status:          protocol.Status(status),
+		Events:          events,
+		StatusUnwritten: w.status == nil,
 	}
 }
 

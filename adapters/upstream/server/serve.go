@@ -165,7 +165,9 @@ func (s *session) Decide(tick *protocol.Tick, message []byte) (protocol.Result, 
 	if h.status != nil {
 		res.Status = protocol.Status(*h.status)
 	} else {
+		// Upstream wrote no status (it writes only a changed one): the HPA keeps the tick's.
 		res.Status = protocol.Status(tick.HPA.Status)
+		res.StatusUnwritten = true
 	}
 	if res.Events == nil {
 		res.Events = []protocol.Event{}

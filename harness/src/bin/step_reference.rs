@@ -19,7 +19,10 @@
 //! `--delta-metrics` (declares `deltaMetrics`: the same for the metrics APIs' answers, moved in
 //! time), `--delta-pods` (declares `deltaPods`: a tick's pods may come as changes to the previous
 //! tick's), `--log-unchanged FILE` (appends `T FIELDS` to FILE at each tick: what it left out, and
-//! `podChanges` when the pods came as changes).
+//! `podChanges` when the pods came as changes), `--leave-out-unwritten-status` (a result whose
+//! status is the tick's HPA's leaves it out, when `start.unwrittenStatus` allows it),
+//! `--no-status-at T` (the result at t=T has no status, allowed or not), `--log-answers FILE`
+//! (appends every line it answers to FILE).
 //!
 //! `--kubernetes-version V` (default: the reference's default release) makes it that release's
 //! controller, as upstream's adapter built for V is: its behaviour, its gates (one the release
@@ -82,6 +85,9 @@ fn main() {
     let delta_ticks = args.iter().any(|a| a == "--delta-ticks");
     let delta_metrics = args.iter().any(|a| a == "--delta-metrics");
     let delta_pods = args.iter().any(|a| a == "--delta-pods");
+    let leave_out_status = args.iter().any(|a| a == "--leave-out-unwritten-status");
+    let no_status_at: Option<i64> = flag(&args, "--no-status-at").and_then(|v| v.parse().ok());
+    let log_answers = flag(&args, "--log-answers");
     let log_unchanged = flag(&args, "--log-unchanged");
     let log_cases = flag(&args, "--log-cases");
     let version: hpa_reference::KubernetesVersion = match flag(&args, "--kubernetes-version") {
@@ -124,6 +130,8 @@ fn main() {
     let mut session: Option<CoreSession> = None;
     // The case's previous tick, for what a delta tick leaves out.
     let mut previous: Option<hpa_harness::world::Snapshot> = None;
+    // The case's start allows a result without status (and --leave-out-unwritten-status asks).
+    let mut unwritten_status = false;
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
         let msg: ToImplementation = match serde_json::from_str(&line) {
@@ -191,6 +199,7 @@ fn main() {
                     }
                 };
                 previous = None;
+                unwritten_status = leave_out_status && start.unwritten_status;
                 session = Some(
                     CoreSession::new(settings, ProtocolMemory::to_memory(start.memory.as_ref()))
                         .reporting_memory(start.report_memory),
@@ -283,11 +292,14 @@ fn main() {
                         std::process::exit(2);
                     }
                 };
+                let kept = (unwritten_status
+                    && snapshot.hpa.status.as_ref() == Some(&outcome.status))
+                    || no_status_at == Some(t);
                 previous = Some(snapshot);
                 FromImplementation::Result(TickResult {
                     t,
                     scaled_to: outcome.scaled_to,
-                    status: outcome.status,
+                    status: (!kept).then_some(outcome.status),
                     events: outcome
                         .events
                         .into_iter()
@@ -316,6 +328,13 @@ fn main() {
         }
         if writeln!(out, "{text}").and_then(|_| out.flush()).is_err() {
             return;
+        }
+        if let Some(file) = &log_answers {
+            let _ = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(file)
+                .and_then(|mut f| writeln!(f, "{text}"));
         }
         if stop_reading && matches!(reply, FromImplementation::Hello(_)) {
             eprintln!("hpa-step-reference: not reading stdin any more, as asked");

@@ -101,6 +101,9 @@ type Start struct {
 	// ReportMemory: the case expects the memory after ticks; answer every Result with Memory
 	// (sent only to an implementation that declares FeatureMemoryReport).
 	ReportMemory bool `json:"reportMemory,omitempty"`
+	// UnwrittenStatus: the harness takes a Result without status as "no status written this
+	// tick" — the HPA's status stays the tick's (Result.StatusUnwritten, Result.Message).
+	UnwrittenStatus bool `json:"unwrittenStatus,omitempty"`
 }
 
 // Settings are kube-controller-manager's --horizontal-pod-autoscaler-* flags, plus the
@@ -496,6 +499,28 @@ type Result struct {
 	// Memory is the controller's memory of the HPA after the tick, when start.reportMemory
 	// asked for it (lists in the controller's order; never null lists).
 	Memory *Memory `json:"memory,omitempty"`
+	// StatusUnwritten: no status was written this tick, so Status is the tick's HPA's; the
+	// message then leaves status out when start.unwrittenStatus allows it (Message). Never
+	// written itself.
+	StatusUnwritten bool `json:"-"`
+}
+
+// resultWithoutStatus is a Result's message without its status (Message).
+type resultWithoutStatus struct {
+	Kind     string          `json:"kind"`
+	T        json.RawMessage `json:"t"`
+	ScaledTo *int32          `json:"scaledTo"`
+	Events   []Event         `json:"events"`
+	Memory   *Memory         `json:"memory,omitempty"`
+}
+
+// Message is what to write for r: r itself, or, when StatusUnwritten and the harness's start
+// allowed it (unwrittenStatus), r without its status, which the harness reads as the tick's.
+func (r Result) Message(unwrittenStatus bool) any {
+	if !unwrittenStatus || !r.StatusUnwritten {
+		return r
+	}
+	return resultWithoutStatus{Kind: r.Kind, T: r.T, ScaledTo: r.ScaledTo, Events: r.Events, Memory: r.Memory}
 }
 
 // Status is an HPA status as written, with currentReplicas always present (the Go type omits

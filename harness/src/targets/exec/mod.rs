@@ -662,9 +662,22 @@ impl Session for ExecSession {
                         message: e.message,
                     });
                 }
+                // No status: none written, the HPA keeps the tick's (start.unwrittenStatus).
+                let status = match r.status {
+                    Some(status) => status,
+                    None => match &snapshot.hpa.status {
+                        Some(kept) => kept.clone(),
+                        None => {
+                            return Err(live.fail(
+                                &at,
+                                "answered no status, but the tick's HPA has none to keep".into(),
+                            ));
+                        }
+                    },
+                };
                 Ok(TickOutcome {
                     scaled_to: r.scaled_to,
-                    status: r.status,
+                    status,
                     events,
                     explanation: None,
                     memory: r
@@ -745,6 +758,7 @@ impl Target for ExecTarget {
             settings: ProtocolSettings::from_settings(settings),
             memory: ProtocolMemory::from_memory(&seeded_memory(case)),
             report_memory: super::reports_memory(case),
+            unwritten_status: true,
         });
         // A kept process that cannot take this `start` is replaced by a fresh one: that is no
         // failure of this case (it is one of the case the process answered `ended` for).
