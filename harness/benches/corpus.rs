@@ -431,8 +431,9 @@ fn cpu_seconds() -> Option<(f64, f64)> {
 
 /// Differential fuzzing throughput: scenarios per second, core vs core, and core vs upstream
 /// (when the adapter is built) as `fuzz` runs it — processes kept between cases (`manyCases`),
-/// delta ticks (`deltaTicks`), one job per core — without delta ticks, and as before both: one
-/// process per case, one job.
+/// delta ticks (`deltaTicks`, `deltaMetrics`, `deltaPods`; results without an unwritten status),
+/// one job per core — without delta ticks (`--full-ticks`: none of the three), and as before
+/// both: one process per case, one job.
 fn bench_fuzz() {
     let dir = std::env::temp_dir().join(format!("hpa-bench-fuzz-{}", std::process::id()));
     let report = fuzz(&CoreTarget, &CoreTarget, 1, 300, &dir, true).expect("fuzz");
