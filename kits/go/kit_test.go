@@ -204,6 +204,20 @@ func TestAResultLeavesOutAnUnwrittenStatusOnlyWhenStartAllowsIt(t *testing.T) {
 	if got := serve(allowed, &probe{t: t, seen: map[string]string{}}); !strings.Contains(got, `"status":{"lastScaleTime":"2000-01-01T00:00:15Z","currentReplicas":0,"desiredReplicas":4`) {
 		t.Errorf("a status written, allowed: %s", got)
 	}
+	// A tick whose HPA has no status yet: nothing to keep, so the (zero) status is answered.
+	var full map[string]any
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(tick, "\n", "")), &full); err != nil {
+		t.Fatal(err)
+	}
+	delete(full["hpa"].(map[string]any), "status")
+	first, _ := json.Marshal(full)
+	var out bytes.Buffer
+	if err := Serve(strings.NewReader(allowed+"\n"+string(first)+"\n"), &out, idle{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"status":{"currentReplicas":0,"desiredReplicas":0,"currentMetrics":null}`) {
+		t.Errorf("idle, allowed, the HPA without a status: %s", out.String())
+	}
 }
 
 func TestAScaleUpdateErrorFailsTheWriteAndRecordsNoScale(t *testing.T) {

@@ -190,3 +190,28 @@ func TestATickWithPodChangesHasThePreviousTicksPodsChanged(t *testing.T) {
 		}
 	}
 }
+
+// A result leaves out its status only when start allowed it, none was written, and there is a
+// status to keep: the zero status (a tick whose HPA has none yet) is always written.
+func TestAResultsMessageLeavesOutOnlyAStatusToKeep(t *testing.T) {
+	status := Status{DesiredReplicas: 3, CurrentReplicas: 3}
+	for _, c := range []struct {
+		allowed, unwritten bool
+		status             Status
+		without            bool
+	}{
+		{true, true, status, true},
+		{false, true, status, false},
+		{true, false, status, false},
+		{true, true, Status{}, false},
+	} {
+		r := Result{Kind: "result", T: []byte("15"), Status: c.status, Events: []Event{}, StatusUnwritten: c.unwritten}
+		b, err := Encode(r.Message(c.allowed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := !strings.Contains(string(b), `"status"`); got != c.without {
+			t.Errorf("allowed %v, unwritten %v, status %+v: %s", c.allowed, c.unwritten, c.status, b)
+		}
+	}
+}

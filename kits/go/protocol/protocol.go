@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"time"
 
 	jsoniter "github.com/json-iterator/go"
@@ -505,6 +506,9 @@ type Result struct {
 	StatusUnwritten bool `json:"-"`
 }
 
+// isZero reports whether s is the zero status (no field set).
+func (s Status) isZero() bool { return reflect.DeepEqual(s, Status{}) }
+
 // resultWithoutStatus is a Result's message without its status (Message).
 type resultWithoutStatus struct {
 	Kind     string          `json:"kind"`
@@ -515,9 +519,11 @@ type resultWithoutStatus struct {
 }
 
 // Message is what to write for r: r itself, or, when StatusUnwritten and the harness's start
-// allowed it (unwrittenStatus), r without its status, which the harness reads as the tick's.
+// allowed it (unwrittenStatus), r without its status, which the harness reads as the tick's. A
+// zero status is always written: it is what a tick whose HPA has no status yet decodes to, and
+// the harness has no status of that tick to keep.
 func (r Result) Message(unwrittenStatus bool) any {
-	if !unwrittenStatus || !r.StatusUnwritten {
+	if !unwrittenStatus || !r.StatusUnwritten || r.Status.isZero() {
 		return r
 	}
 	return resultWithoutStatus{Kind: r.Kind, T: r.T, ScaledTo: r.ScaledTo, Events: r.Events, Memory: r.Memory}
