@@ -671,6 +671,14 @@ mod tests {
         serde_json::to_string(v).expect("json")
     }
 
+    /// The tick a line carries.
+    fn decode(text: &str) -> Tick {
+        match serde_json::from_str(text) {
+            Ok(ToImplementation::Tick(tick)) => *tick,
+            other => panic!("not a tick: {other:?}"),
+        }
+    }
+
     /// A result read straight (its kind first) is the result the tagged message type reads, and
     /// what that way refuses is refused with its error.
     #[test]
@@ -759,10 +767,6 @@ mod tests {
             "{text}"
         );
         assert_eq!(v["unchanged"], serde_json::json!(["metrics"]));
-        let decode = |text: &str| match serde_json::from_str(text) {
-            Ok(ToImplementation::Tick(tick)) => *tick,
-            other => panic!("not a tick: {other:?}"),
-        };
         let rebuilt = decode(&text)
             .into_snapshot(Some(&previous))
             .expect("rebuilt");
@@ -818,10 +822,6 @@ mod tests {
             v.get("pods").is_none() && v["podChanges"]["set"].as_array().map(Vec::len) == Some(2),
             "{text}"
         );
-        let decode = |text: &str| match serde_json::from_str(text) {
-            Ok(ToImplementation::Tick(tick)) => *tick,
-            other => panic!("not a tick: {other:?}"),
-        };
         let rebuilt = decode(&text)
             .into_snapshot(Some(&previous))
             .expect("rebuilt");
@@ -872,10 +872,6 @@ mod tests {
     #[test]
     fn a_delta_tick_without_a_previous_tick_or_a_missing_unlisted_field_is_an_error() {
         let s = snapshot(15);
-        let decode = |text: &str| match serde_json::from_str(text) {
-            Ok(ToImplementation::Tick(tick)) => *tick,
-            other => panic!("not a tick: {other:?}"),
-        };
         let first = decode(&line(&TickLine::new(&s, &[Unchanged::Hpa], None)));
         assert_eq!(
             first.into_snapshot(None).err().as_deref(),
