@@ -19,6 +19,9 @@ pub enum FlagsError {
     /// Leader election's durations.
     #[error("invalid leader election flags: {0}")]
     LeaderElection(#[from] TimingsError),
+    /// A `--reconcile-coalescing` step over a second.
+    #[error("invalid --reconcile-coalescing {0:?}: at most 1s")]
+    Coalescing(Duration),
     /// An empty Lease name or namespace.
     #[error("invalid leader election flags: --{0} must not be empty")]
     EmptyLease(&'static str),
@@ -79,6 +82,13 @@ pub struct Flags {
     /// Burst to use while talking with kubernetes apiserver (0: client-go's default, 10).
     #[arg(long = "kube-api-burst", default_value_t = 30)]
     pub kube_api_burst: u32,
+    /// Not kube-controller-manager's: HPAs due within this step of each other are reconciled
+    /// together, at the step's next multiple (each up to one step late), so that the workers'
+    /// requests are in flight at once and the process wakes up less often (~10 % less CPU at 1,000
+    /// HPAs with 20ms or 50ms, docs/performance.md). 0s: each HPA when it is due, as upstream.
+    /// At most 1s.
+    #[arg(long = "reconcile-coalescing", value_parser = duration, default_value = "0s")]
+    pub reconcile_coalescing: Duration,
     /// Only watch HPAs in this namespace (default: all namespaces).
     #[arg(long)]
     pub namespace: Option<String>,
@@ -125,6 +135,9 @@ impl Flags {
     /// the settings, and with `--leader-elect` the Lease and its durations ([`Timings`]).
     pub fn validate(&self) -> Result<(), FlagsError> {
         self.settings().map_err(FlagsError::Settings)?;
+        if self.reconcile_coalescing > Duration::from_secs(1) {
+            return Err(FlagsError::Coalescing(self.reconcile_coalescing));
+        }
         self.leader_election().map(|_| ())
     }
 
@@ -311,6 +324,21 @@ mod tests {
         let f = parse(&["--leader-elect=false", "--leader-elect-retry-period=0s"]);
         assert_eq!(f.validate(), Ok(()));
         assert_eq!(f.leader_election(), Ok(None));
+    }
+
+    #[test]
+    fn reconcile_coalescing_is_off_by_default_and_at_most_a_second() {
+        assert_eq!(parse(&[]).reconcile_coalescing, Duration::ZERO);
+        let f = parse(&["--reconcile-coalescing=50ms"]);
+        assert_eq!(f.reconcile_coalescing, Duration::from_millis(50));
+        assert_eq!(f.validate(), Ok(()));
+        assert_eq!(parse(&["--reconcile-coalescing=1s"]).validate(), Ok(()));
+        assert_eq!(
+            parse(&["--reconcile-coalescing=1500ms"])
+                .validate()
+                .map_err(|e| e.to_string()),
+            Err("invalid --reconcile-coalescing 1.5s: at most 1s".to_string())
+        );
     }
 
     #[test]

@@ -16,6 +16,11 @@
 //! each due key woke all of them and all but one armed a timer again, which woke the runtime's
 //! I/O driver through its eventfd: 1.3 such writes per reconcile at KCM's five workers, 0.5 now
 //! (measured at 1,000 HPAs: no CPU difference beyond the noise; issue 36).
+//!
+//! [`WorkQueue::coalescing`] (`--reconcile-coalescing`, off by default) puts booked keys on a grid:
+//! each falls due at the grid's next time at or after its own, so keys booked close together are
+//! handed out together and the workers' requests are in flight at once (fewer wake-ups of the
+//! process; ~10 % less CPU at 1,000 HPAs with a 20 or 50 ms step, each key up to a step late).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
@@ -32,6 +37,8 @@ pub struct WorkQueue {
     wake: Notify,
     broadcasts: std::sync::atomic::AtomicU64,
     timers: std::sync::atomic::AtomicU64,
+    /// Booked keys fall due on a grid of this step (zero: each at its own time).
+    coalesce: Option<(Instant, Duration)>,
 }
 
 #[derive(Default)]
@@ -111,6 +118,39 @@ impl WorkQueue {
         WorkQueue::default()
     }
 
+    /// An empty queue whose booked keys fall due together on a grid of `step`: each is taken at
+    /// the first grid time at or after its own, so the workers' requests are in flight together.
+    pub fn coalescing(step: Duration) -> WorkQueue {
+        WorkQueue {
+            coalesce: (!step.is_zero()).then(|| (Instant::now(), step)),
+            ..WorkQueue::default()
+        }
+    }
+
+    /// The grid's last time at or before `now` (`now` itself without a grid): keys booked up to
+    /// it are due.
+    fn grid_floor(&self, now: Instant) -> Instant {
+        let Some((base, step)) = self.coalesce else {
+            return now;
+        };
+        let since = now.saturating_duration_since(base).as_nanos();
+        let step_ns = step.as_nanos().max(1);
+        let ns = u64::try_from(since / step_ns * step_ns).unwrap_or(u64::MAX);
+        base + Duration::from_nanos(ns)
+    }
+
+    /// `at`, moved up to the grid's next time at or after it.
+    fn on_grid(&self, at: Instant) -> Instant {
+        let Some((base, step)) = self.coalesce else {
+            return at;
+        };
+        let since = at.saturating_duration_since(base).as_nanos();
+        let step_ns = step.as_nanos().max(1);
+        let steps = since.div_ceil(step_ns);
+        let ns = u64::try_from(steps * step_ns).unwrap_or(u64::MAX);
+        base + Duration::from_nanos(ns)
+    }
+
     /// Puts `key` in line now (nothing if it is in line already).
     pub fn add(&self, key: &str) {
         let added = match self.inner.lock() {
@@ -176,7 +216,7 @@ impl WorkQueue {
                     return None;
                 }
                 let now = Instant::now();
-                q.promote(now);
+                q.promote(self.grid_floor(now));
                 if let Some((key, _)) = q.line.pop_front() {
                     q.dirty.remove(&key);
                     let since = q.dirty_since.remove(&key).unwrap_or(now);
@@ -200,7 +240,7 @@ impl WorkQueue {
                             queue: self,
                             held: true,
                         });
-                        Some(at)
+                        Some(self.on_grid(at))
                     }
                     _ => None,
                 }
@@ -510,6 +550,55 @@ mod tests {
             assert_eq!(*waited, Duration::ZERO, "{key}");
         }
         assert!(q.timers() <= 101, "{} timers for 100 bookings", q.timers());
+    }
+
+    /// On a grid of 20 ms, keys booked 3 ms apart are taken together at the grid's next time at
+    /// or after each one's own, as many at once as there are idle workers; one due while every
+    /// worker is busy is taken as soon as one is done.
+    #[tokio::test(start_paused = true)]
+    async fn coalescing_hands_keys_out_together_on_its_grid() {
+        let q = Arc::new(WorkQueue::coalescing(Duration::from_millis(20)));
+        let start = Instant::now();
+        let workers: Vec<_> = (0..5)
+            .map(|_| {
+                let q = q.clone();
+                tokio::spawn(async move {
+                    let mut got = Vec::new();
+                    while let Some(t) = q.take().await {
+                        got.push((t.key.clone(), Instant::now(), t.waited));
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                        q.done(&t.key);
+                    }
+                    got
+                })
+            })
+            .collect();
+        tokio::task::yield_now().await;
+        for i in 0..10u64 {
+            q.add_after(&i.to_string(), Duration::from_millis(1000 + 3 * i));
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        q.shut_down();
+        let mut got = Vec::new();
+        for w in workers {
+            got.extend(w.await.unwrap());
+        }
+        got.sort_by_key(|(k, _, _)| k.parse::<u64>().unwrap());
+        // Due at 1000, 1003, …, 1027 ms: 1000 is on the grid; 1003–1018 wait for 1020, where five
+        // workers take five and the sixth goes when the first is done (1 ms of work); 1021–1027
+        // wait for 1040.
+        let taken_at = [1000, 1020, 1020, 1020, 1020, 1020, 1021, 1040, 1040, 1040];
+        assert_eq!(got.len(), 10);
+        for (i, (key, at, waited)) in got.iter().enumerate() {
+            assert_eq!(key, &i.to_string());
+            assert_eq!(*at, start + Duration::from_millis(taken_at[i]), "{key}");
+            assert_eq!(
+                *waited,
+                Duration::from_millis(taken_at[i] - (1000 + 3 * i as u64)),
+                "{key}"
+            );
+        }
+        assert!(q.timers() <= 4, "{} timers for 3 grid times", q.timers());
     }
 
     /// A `take` abandoned while it sleeps for the queue (a worker cancelled) lets another idle

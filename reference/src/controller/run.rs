@@ -174,7 +174,7 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
     // spec change, a new generation, at once), and a deleted HPA is forgotten. The
     // `--concurrent-horizontal-pod-autoscaler-syncs` workers take due HPAs first in, first out.
     let (reader, writer) = reflector::store();
-    let queue = Arc::new(WorkQueue::new());
+    let queue = Arc::new(WorkQueue::coalescing(flags.reconcile_coalescing));
     let mut intake = Intake {
         ctx: ctx.clone(),
         queue: queue.clone(),
