@@ -127,28 +127,20 @@ impl WorkQueue {
         }
     }
 
-    /// The grid's last time at or before `now` (`now` itself without a grid): keys booked up to
-    /// it are due.
-    fn grid_floor(&self, now: Instant) -> Instant {
+    /// `t` moved to the grid: to its last time at or before `t`, or with `up` its next time at
+    /// or after it (`t` itself without a grid).
+    fn on_grid(&self, t: Instant, up: bool) -> Instant {
         let Some((base, step)) = self.coalesce else {
-            return now;
+            return t;
         };
-        let since = now.saturating_duration_since(base).as_nanos();
+        let since = t.saturating_duration_since(base).as_nanos();
         let step_ns = step.as_nanos().max(1);
-        let ns = u64::try_from(since / step_ns * step_ns).unwrap_or(u64::MAX);
-        base + Duration::from_nanos(ns)
-    }
-
-    /// `at`, moved up to the grid's next time at or after it.
-    fn on_grid(&self, at: Instant) -> Instant {
-        let Some((base, step)) = self.coalesce else {
-            return at;
+        let steps = if up {
+            since.div_ceil(step_ns)
+        } else {
+            since / step_ns
         };
-        let since = at.saturating_duration_since(base).as_nanos();
-        let step_ns = step.as_nanos().max(1);
-        let steps = since.div_ceil(step_ns);
-        let ns = u64::try_from(steps * step_ns).unwrap_or(u64::MAX);
-        base + Duration::from_nanos(ns)
+        base + Duration::from_nanos(u64::try_from(steps * step_ns).unwrap_or(u64::MAX))
     }
 
     /// Puts `key` in line now (nothing if it is in line already).
@@ -216,7 +208,8 @@ impl WorkQueue {
                     return None;
                 }
                 let now = Instant::now();
-                q.promote(self.grid_floor(now));
+                // Keys booked up to the grid's last time are due (each key at its grid time).
+                q.promote(self.on_grid(now, false));
                 if let Some((key, _)) = q.line.pop_front() {
                     q.dirty.remove(&key);
                     let since = q.dirty_since.remove(&key).unwrap_or(now);
@@ -240,7 +233,7 @@ impl WorkQueue {
                             queue: self,
                             held: true,
                         });
-                        Some(self.on_grid(at))
+                        Some(self.on_grid(at, true))
                     }
                     _ => None,
                 }
