@@ -501,37 +501,55 @@ mod tests {
         assert_eq!(got, ["a", "b", "c", "d"]);
     }
 
-    /// Five idle workers, a hundred keys booked 10 ms apart: each is taken when due, and one
-    /// worker at a time sleeps until the next (five timers per key when every worker slept).
-    #[tokio::test(start_paused = true)]
-    async fn one_idle_worker_sleeps_until_the_next_booking() {
-        let q = Arc::new(WorkQueue::new());
-        let start = Instant::now();
-        let workers: Vec<_> = (0..5)
+    /// What a worker took: the key, when, and how long it had waited in line.
+    type Took = (String, Instant, Duration);
+
+    /// `n` workers taking keys from `q`, each working `work` on a key.
+    fn workers(
+        q: &Arc<WorkQueue>,
+        n: usize,
+        work: Duration,
+    ) -> Vec<tokio::task::JoinHandle<Vec<Took>>> {
+        (0..n)
             .map(|_| {
                 let q = q.clone();
                 tokio::spawn(async move {
                     let mut got = Vec::new();
                     while let Some(t) = q.take().await {
                         got.push((t.key.clone(), Instant::now(), t.waited));
-                        tokio::time::sleep(Duration::from_millis(3)).await;
+                        tokio::time::sleep(work).await;
                         q.done(&t.key);
                     }
                     got
                 })
             })
-            .collect();
-        tokio::task::yield_now().await;
-        for i in 0..100u64 {
-            q.add_after(&i.to_string(), Duration::from_millis(1000 + 10 * i));
-        }
-        tokio::time::sleep(Duration::from_secs(3)).await;
+            .collect()
+    }
+
+    /// Shuts `q` down and gathers what its workers took, in the numeric order of the keys.
+    async fn stop(q: &WorkQueue, workers: Vec<tokio::task::JoinHandle<Vec<Took>>>) -> Vec<Took> {
         q.shut_down();
         let mut got = Vec::new();
         for w in workers {
             got.extend(w.await.unwrap());
         }
         got.sort_by_key(|(k, _, _)| k.parse::<u64>().unwrap());
+        got
+    }
+
+    /// Five idle workers, a hundred keys booked 10 ms apart: each is taken when due, and one
+    /// worker at a time sleeps until the next (five timers per key when every worker slept).
+    #[tokio::test(start_paused = true)]
+    async fn one_idle_worker_sleeps_until_the_next_booking() {
+        let q = Arc::new(WorkQueue::new());
+        let start = Instant::now();
+        let workers = workers(&q, 5, Duration::from_millis(3));
+        tokio::task::yield_now().await;
+        for i in 0..100u64 {
+            q.add_after(&i.to_string(), Duration::from_millis(1000 + 10 * i));
+        }
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let got = stop(&q, workers).await;
         assert_eq!(got.len(), 100);
         for (i, (key, at, waited)) in got.iter().enumerate() {
             assert_eq!(key, &i.to_string());
@@ -552,31 +570,13 @@ mod tests {
     async fn coalescing_hands_keys_out_together_on_its_grid() {
         let q = Arc::new(WorkQueue::coalescing(Duration::from_millis(20)));
         let start = Instant::now();
-        let workers: Vec<_> = (0..5)
-            .map(|_| {
-                let q = q.clone();
-                tokio::spawn(async move {
-                    let mut got = Vec::new();
-                    while let Some(t) = q.take().await {
-                        got.push((t.key.clone(), Instant::now(), t.waited));
-                        tokio::time::sleep(Duration::from_millis(1)).await;
-                        q.done(&t.key);
-                    }
-                    got
-                })
-            })
-            .collect();
+        let workers = workers(&q, 5, Duration::from_millis(1));
         tokio::task::yield_now().await;
         for i in 0..10u64 {
             q.add_after(&i.to_string(), Duration::from_millis(1000 + 3 * i));
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
-        q.shut_down();
-        let mut got = Vec::new();
-        for w in workers {
-            got.extend(w.await.unwrap());
-        }
-        got.sort_by_key(|(k, _, _)| k.parse::<u64>().unwrap());
+        let got = stop(&q, workers).await;
         // Due at 1000, 1003, …, 1027 ms: 1000 is on the grid; 1003–1018 wait for 1020, where five
         // workers take five and the sixth goes when the first is done (1 ms of work); 1021–1027
         // wait for 1040.
