@@ -28,7 +28,7 @@ fn every_case_gives_the_same_trace_over_the_api_as_in_process() {
     let opts = RunOptions::default();
     for case in &cases {
         let core = run_case(case, &CoreTarget, &opts);
-        let api = run_case(case, &ApiTarget, &opts);
+        let api = run_case(case, &ApiTarget::default(), &opts);
         if case.file.expect.rejected.is_some() {
             // A manifest the API server refuses never reaches the controller: skipped there.
             assert_eq!(
@@ -44,6 +44,27 @@ fn every_case_gives_the_same_trace_over_the_api_as_in_process() {
     }
 }
 
+/// The corpus again with the controller reading Deployments' scales from its cache
+/// (`--deployment-scale-cache`): the same trace, case by case, as the core's.
+#[test]
+fn every_case_gives_the_same_trace_with_the_deployment_scale_cache() {
+    let (cases, bad) = load_all(&[root().join("cases")]);
+    assert!(bad.is_empty(), "{bad:?}");
+    let opts = RunOptions::default();
+    let cached = ApiTarget {
+        deployment_scale_cache: true,
+    };
+    let mut compared = 0;
+    for case in cases.iter().filter(|c| c.file.expect.rejected.is_none()) {
+        let core = run_case(case, &CoreTarget, &opts);
+        let api = run_case(case, &cached, &opts);
+        assert_eq!(api.outcome, core.outcome, "{}", case.name());
+        assert_eq!(api.trace, core.trace, "{}: traces differ", case.name());
+        compared += 1;
+    }
+    assert!(compared > 300, "only {compared} cases compared");
+}
+
 struct Fixture {
     case: Case,
     world: World,
@@ -51,6 +72,10 @@ struct Fixture {
 }
 
 fn fixture(file: &str, read_timeout: Duration) -> Fixture {
+    fixture_with(file, read_timeout, false)
+}
+
+fn fixture_with(file: &str, read_timeout: Duration, deployment_scale_cache: bool) -> Fixture {
     let case = load_case(&root().join("tests/fixtures/api").join(file)).expect("fixture case");
     let settings =
         resolve_settings(&case, GateSupport::PerCase, &RunOptions::default()).expect("settings");
@@ -58,7 +83,8 @@ fn fixture(file: &str, read_timeout: Duration) -> Fixture {
     for e in &case.file.timeline {
         world.apply(e, 0);
     }
-    let api = ApiHarness::start(settings, read_timeout).expect("fake API");
+    let api =
+        ApiHarness::start_with(settings, read_timeout, deployment_scale_cache).expect("fake API");
     if case.file.memory.is_some() {
         let key = "default/web".to_string();
         api.ctx
@@ -279,6 +305,72 @@ fn a_scale_update_conflict_is_retried_with_a_fresh_read() {
         .count();
     assert_eq!((puts, gets), (2, 2), "{:?}", w.requests);
     assert_eq!(reasons(&o), ["Normal SuccessfulRescale"]);
+}
+
+/// Requests whose line (`METHOD path`) starts with `method` and whose path contains `part`.
+fn count(w: &Writes, method: &str, part: &str) -> usize {
+    w.requests
+        .iter()
+        .filter(|r| r.starts_with(method) && r.contains(part))
+        .count()
+}
+
+#[test]
+fn with_the_deployment_scale_cache_only_a_reconcile_that_rescales_gets_the_scale() {
+    let mut f = fixture_with("scale-down.yaml", Duration::from_secs(10), true);
+    // 4 → 2: the cached read would rescale, so the reconcile is done again from a GET (and its
+    // metrics read again), and the write carries what the GET read.
+    let (o, w) = f.tick(0);
+    assert_eq!(w.scale, [2]);
+    assert_eq!(reasons(&o), ["Normal SuccessfulRescale"]);
+    assert_eq!(count(&w, "GET", "/scale"), 1, "{:?}", w.requests);
+    assert_eq!(count(&w, "PUT", "/scale"), 1, "{:?}", w.requests);
+    assert_eq!(count(&w, "GET", "metrics.k8s.io"), 2, "{:?}", w.requests);
+    // Held at 2 by the stabilization window: the scale only from the cache.
+    let (o, w) = f.tick(15);
+    assert_eq!(w.scale, Vec::<i32>::new());
+    assert_eq!(o.status.current_replicas, Some(2));
+    assert_eq!(count(&w, "GET", "/scale"), 0, "{:?}", w.requests);
+    assert_eq!(count(&w, "GET", "metrics.k8s.io"), 1, "{:?}", w.requests);
+}
+
+#[test]
+fn with_the_deployment_scale_cache_a_stale_scale_is_never_written_back() {
+    let mut f = fixture_with("scale-down.yaml", Duration::from_secs(10), true);
+    f.tick(0);
+    assert_eq!(f.world.replicas(), 2);
+    // At t=15 the watch has not yet delivered the 4 → 2: the cache still says 4 (read back as
+    // 4 → 2 again). The fresh GET reads 2, held there by the stabilization window: nothing written.
+    let snapshot = f.world.snapshot(15);
+    let mut stale = snapshot.scale.clone().expect("scale");
+    stale.metadata.namespace = Some("default".into());
+    stale.spec.as_mut().expect("spec").replicas = Some(4);
+    let cache = f.api.scales.clone().expect("the scale cache");
+    cache.apply(
+        kube::runtime::watcher::Event::Apply(stale),
+        &mut None,
+        |s: &k8s_openapi::api::autoscaling::v1::Scale| Some(s.clone()),
+    );
+    {
+        let mut state = f.api.state.lock().expect("state");
+        state.snapshot = Some(snapshot.clone());
+        state.writes = Writes::default();
+    }
+    f.api.clock.set(snapshot.now);
+    let decision = f
+        .api
+        .runtime
+        .block_on(hpa_reference::controller::reconcile_once(
+            &snapshot.hpa,
+            &f.api.ctx,
+        ))
+        .expect("reconcile");
+    let w = f.api.state.lock().expect("state").writes.clone();
+    assert_eq!(w.scale, Vec::<i32>::new(), "{:?}", w.requests);
+    assert_eq!(count(&w, "PUT", "/scale"), 0, "{:?}", w.requests);
+    assert_eq!(count(&w, "GET", "/scale"), 1, "{:?}", w.requests);
+    assert_eq!(decision.status.current_replicas, Some(2));
+    assert!(decision.events.is_empty(), "{:?}", decision.events);
 }
 
 #[test]

@@ -438,6 +438,45 @@ pub fn parse(s: &str) -> Result<Selector, String> {
     }
 }
 
+/// A `metav1.LabelSelector` as a selector string, as upstream writes it
+/// (`metav1.LabelSelectorAsSelector(sel).String()`): the scale subresource's `status.selector`
+/// of a Deployment, and the metrics APIs' `metricLabelSelector`. One requirement per label
+/// (`key=value`) and per expression (`key in (a,b)`, `key notin (a,b)`, `key`, `!key`), ordered
+/// by key (stably: labels before expressions of the same key), each expression's values sorted;
+/// nothing to require (`None`, or no label and no expression) → `""`. The API server refuses any
+/// other operator; one here reads as `!key`.
+pub fn format(
+    sel: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+) -> String {
+    let Some(sel) = sel else {
+        return String::new();
+    };
+    let mut parts: Vec<(&str, String)> = sel
+        .match_labels
+        .iter()
+        .flatten()
+        .map(|(k, v)| (k.as_str(), format!("{k}={v}")))
+        .collect();
+    for e in sel.match_expressions.iter().flatten() {
+        let mut values: Vec<&str> = e.values.iter().flatten().map(String::as_str).collect();
+        values.sort_unstable();
+        let values = values.join(",");
+        let key = e.key.as_str();
+        parts.push((
+            key,
+            match e.operator.as_str() {
+                "In" => format!("{key} in ({values})"),
+                "NotIn" => format!("{key} notin ({values})"),
+                "Exists" => key.to_string(),
+                _ => format!("!{key}"),
+            },
+        ));
+    }
+    parts.sort_by(|a, b| a.0.cmp(b.0));
+    let parts: Vec<String> = parts.into_iter().map(|(_, p)| p).collect();
+    parts.join(",")
+}
+
 impl Selector {
     /// Whether a pod with these labels is selected.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
@@ -783,5 +822,35 @@ mod tests {
         assert!(!known_valid("app=db"));
         remember_valid("app=db");
         assert!(!known_valid("app=web"));
+    }
+
+    /// `metav1.LabelSelectorAsSelector(sel).String()` of each selector, printed by a Go program
+    /// against apimachinery v0.37.2 (JSON in, the quoted string out).
+    #[test]
+    fn a_label_selector_is_written_as_upstream_writes_it() {
+        let from_go: &[(&str, &str)] = &[
+            ("null", ""),
+            ("{}", ""),
+            (r#"{"matchLabels":{"b":"2","a":"1"}}"#, "a=1,b=2"),
+            (
+                r#"{"matchLabels":{"app":"web","tier":"x"},"matchExpressions":[
+                    {"key":"env","operator":"In","values":["z","a","m"]},
+                    {"key":"app","operator":"NotIn","values":["y","b"]},
+                    {"key":"zone","operator":"Exists"},
+                    {"key":"gone","operator":"DoesNotExist"}]}"#,
+                "app=web,app notin (b,y),env in (a,m,z),!gone,tier=x,zone",
+            ),
+            (
+                r#"{"matchExpressions":[{"key":"k","operator":"In","values":["b","a","b"]}]}"#,
+                "k in (a,b,b)",
+            ),
+        ];
+        for (json, want) in from_go {
+            let sel: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector> =
+                serde_json::from_str(json).expect("selector");
+            assert_eq!(format(sel.as_ref()), *want, "{json}");
+            // What it writes parses back (the controller lists pods by it).
+            assert!(parse(want).is_ok(), "{want}");
+        }
     }
 }

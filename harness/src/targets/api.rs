@@ -17,9 +17,13 @@ use std::time::Duration;
 
 use hpa_reference::controller::correlator::CorrelatorOptions;
 use hpa_reference::controller::events::Recorder;
+use hpa_reference::controller::informer::Informer;
+use hpa_reference::controller::scales::ScaleSource;
 use hpa_reference::controller::{Context, ManualClock, reconcile_once};
 use hpa_reference::{Event, EventType, Settings};
+use k8s_openapi::api::autoscaling::v1::Scale;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use kube::runtime::watcher::Event as WatchEvent;
 use serde_json::{Value, json};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
@@ -414,12 +418,26 @@ pub struct ApiHarness {
     pub ctx: Arc<Context>,
     /// Its clock.
     pub clock: Arc<ManualClock>,
+    /// The Deployment scale cache the controller reads (`--deployment-scale-cache`), fed each
+    /// tick with the world's scale as the Deployment watch would deliver it.
+    pub scales: Option<Informer<Scale>>,
 }
 
 impl ApiHarness {
     /// Starts a fake API and a controller context for these settings. `read_timeout` bounds each
     /// request (tests of slow APIs set it low).
     pub fn start(settings: Settings, read_timeout: Duration) -> Result<ApiHarness, String> {
+        ApiHarness::start_with(settings, read_timeout, false)
+    }
+
+    /// [`ApiHarness::start`], with the controller reading Deployments' scales from its cache when
+    /// `deployment_scale_cache` (a GET error of the world's scale empties the cache, so the
+    /// controller GETs and meets it).
+    pub fn start_with(
+        settings: Settings,
+        read_timeout: Duration,
+        deployment_scale_cache: bool,
+    ) -> Result<ApiHarness, String> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -444,6 +462,10 @@ impl ApiHarness {
         let mut ctx = Context::new(client, clock.clone(), settings);
         ctx.events =
             Recorder::with_options(ctx.events.component(), CorrelatorOptions::every_event());
+        let scales = deployment_scale_cache.then(Informer::default);
+        if let Some(cache) = &scales {
+            ctx.scales = ScaleSource::DeploymentCache(cache.clone());
+        }
         let ctx = Arc::new(ctx);
         Ok(ApiHarness {
             runtime,
@@ -451,6 +473,7 @@ impl ApiHarness {
             state,
             ctx,
             clock,
+            scales,
         })
     }
 
@@ -469,6 +492,21 @@ impl ApiHarness {
                     selectors.insert(key.clone(), parsed.clone());
                 }
             }
+        }
+        if let Some(cache) = &self.scales {
+            // What the Deployment watch would have delivered by now.
+            let (_, ns, _) = hpa_reference::controller::key_of(&snapshot.hpa);
+            let mut scale = match &snapshot.scale {
+                Ok(scale) => scale.clone(),
+                Err(_) => Scale::default(),
+            };
+            scale.metadata.namespace = Some(ns);
+            scale.metadata.name = Some(snapshot.hpa.spec.scale_target_ref.name.clone());
+            let event = match &snapshot.scale {
+                Ok(_) => WatchEvent::Apply(scale),
+                Err(_) => WatchEvent::Delete(scale),
+            };
+            cache.apply(event, &mut None, |s: &Scale| Some(s.clone()));
         }
         if let Ok(mut s) = self.state.lock() {
             s.snapshot = Some(snapshot.clone());
@@ -502,7 +540,10 @@ impl ApiHarness {
 
 /// The reference controller over HTTP.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ApiTarget;
+pub struct ApiTarget {
+    /// The controller reads Deployments' scales from its cache (`--deployment-scale-cache`).
+    pub deployment_scale_cache: bool,
+}
 
 struct ApiSession {
     harness: ApiHarness,
@@ -541,8 +582,12 @@ impl Target for ApiTarget {
     }
 
     fn start(&self, case: &Case, settings: &Settings) -> Result<Box<dyn Session>, TargetError> {
-        let h = ApiHarness::start(settings.clone(), Duration::from_secs(30))
-            .map_err(TargetError::failed)?;
+        let h = ApiHarness::start_with(
+            settings.clone(),
+            Duration::from_secs(30),
+            self.deployment_scale_cache,
+        )
+        .map_err(TargetError::failed)?;
         let (key, _, _) = hpa_reference::controller::key_of(&case.hpa);
         let memory = seeded_memory(case);
         if memory != hpa_reference::Memory::default()

@@ -207,7 +207,7 @@ pub fn make_target(name: &str, step_timeout: Duration) -> Result<Box<dyn Target>
     }
     match name {
         "core" => Ok(Box::new(CoreTarget)),
-        "reference-api" => Ok(Box::new(api::ApiTarget)),
+        "reference-api" => Ok(Box::new(api::ApiTarget::default())),
         other => Err(format!(
             "unknown target {other:?} (available: core, reference-api, exec:<command>)"
         )),

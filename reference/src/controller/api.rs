@@ -13,7 +13,7 @@ use k8s_openapi::api::autoscaling::v2::{
 };
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time as KubeTime};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time as KubeTime;
 use kube::Client;
 use kube::api::{Api, PostParams};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
@@ -48,6 +48,8 @@ pub struct TargetScale {
     pub scale: Scale,
     /// The resolved resource.
     pub resource: ApiResource,
+    /// Read from the Deployment cache ([`super::scales`]), not by a GET.
+    pub cached: bool,
 }
 
 /// The target's group/version/kind; an unparsable `apiVersion` is an error of the HPA's spec.
@@ -88,16 +90,29 @@ async fn resolve(
     Ok(ar)
 }
 
-/// GET the target's scale subresource; the error reads as upstream's.
+/// The target's scale: from the Deployment cache when `cached` allows it and the cache holds the
+/// target ([`super::scales`]), else a GET of the scale subresource; the error reads as upstream's.
 pub async fn get_scale(
     ctx: &Context,
     ns: &str,
     target: &CrossVersionObjectReference,
+    cached: bool,
 ) -> Result<TargetScale, String> {
     let resource = resolve(ctx, target).await?;
+    if cached && let Some(scale) = ctx.scales.cached(&resource, ns, &target.name) {
+        return Ok(TargetScale {
+            scale,
+            resource,
+            cached: true,
+        });
+    }
     let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), ns, &resource);
     let scale = api.get_scale(&target.name).await.map_err(|e| message(&e))?;
-    Ok(TargetScale { scale, resource })
+    Ok(TargetScale {
+        scale,
+        resource,
+        cached: false,
+    })
 }
 
 /// PUT the scale with the new replica count; on a conflict read it again and retry (5 attempts
@@ -169,27 +184,6 @@ fn encode(s: &str) -> String {
         }
     }
     out
-}
-
-/// A label selector as the query string form (`a=b,c in (d)`).
-fn selector_string(sel: &Option<LabelSelector>) -> String {
-    let Some(sel) = sel else { return String::new() };
-    let mut parts: Vec<String> = sel
-        .match_labels
-        .iter()
-        .flatten()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    for e in sel.match_expressions.iter().flatten() {
-        let values = e.values.clone().unwrap_or_default().join(",");
-        parts.push(match e.operator.as_str() {
-            "In" => format!("{} in ({values})", e.key),
-            "NotIn" => format!("{} notin ({values})", e.key),
-            "Exists" => e.key.clone(),
-            _ => format!("!{}", e.key),
-        });
-    }
-    parts.join(",")
 }
 
 /// The plural resource name of a kind (what upstream's REST mapper would give for common kinds).
@@ -281,7 +275,7 @@ pub async fn fetch_metrics(
                     "/apis/custom.metrics.k8s.io/v1beta2/namespaces/{ns}/pods/*/{}?labelSelector={sel}",
                     encode(&p.metric.name)
                 );
-                let ms = selector_string(&p.metric.selector);
+                let ms = crate::selector::format(p.metric.selector.as_ref());
                 if !ms.is_empty() {
                     url.push_str(&format!("&metricLabelSelector={}", encode(&ms)));
                 }
@@ -342,7 +336,7 @@ pub async fn fetch_metrics(
                         encode(&o.metric.name)
                     )
                 };
-                let ms = selector_string(&o.metric.selector);
+                let ms = crate::selector::format(o.metric.selector.as_ref());
                 if !ms.is_empty() {
                     url.push_str(&format!("?metricLabelSelector={}", encode(&ms)));
                 }
@@ -395,7 +389,7 @@ pub async fn fetch_metrics(
                     "/apis/external.metrics.k8s.io/v1beta1/namespaces/{ns}/{}",
                     encode(&e.metric.name)
                 );
-                let ms = selector_string(&e.metric.selector);
+                let ms = crate::selector::format(e.metric.selector.as_ref());
                 if !ms.is_empty() {
                     url.push_str(&format!("?labelSelector={}", encode(&ms)));
                 }

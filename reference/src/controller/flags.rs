@@ -89,6 +89,14 @@ pub struct Flags {
     /// it is due, as upstream. At most 1s.
     #[arg(long = "reconcile-coalescing", value_parser = duration, default_value = "0s")]
     pub reconcile_coalescing: Duration,
+    /// Not kube-controller-manager's: read the scale of `apps/v1` Deployments from a watch of
+    /// Deployments instead of a GET of the scale subresource per reconcile — one request per
+    /// reconcile fewer (docs/performance.md). A reconcile that would change the scale is done again
+    /// from a fresh GET, so every scale write is upstream's read, decide, write; one that writes
+    /// nothing may read a scale as old as the watch's delay. Needs `list` and `watch` on
+    /// `deployments`. Other kinds are read with a GET, as upstream.
+    #[arg(long = "deployment-scale-cache", default_value_t = false, action = clap::ArgAction::Set)]
+    pub deployment_scale_cache: bool,
     /// Only watch HPAs in this namespace (default: all namespaces).
     #[arg(long)]
     pub namespace: Option<String>,

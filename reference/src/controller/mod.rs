@@ -13,6 +13,7 @@ pub mod correlator;
 pub mod events;
 pub mod flags;
 pub mod http;
+pub mod informer;
 pub mod leader;
 pub mod monitor;
 pub mod pods;
@@ -20,6 +21,7 @@ pub mod queue;
 pub mod ratelimit;
 pub mod retry;
 pub mod run;
+pub mod scales;
 pub mod telemetry;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -73,6 +75,9 @@ pub struct Context {
     /// Where the pods come from: an informer's cache in the deployed controller (as upstream's pod
     /// lister), or a LIST per reconcile (tests against a mocked API).
     pub pods: pods::PodSource,
+    /// Where the scale comes from: a GET per reconcile (upstream), or for Deployments the
+    /// Deployment watch (`--deployment-scale-cache`).
+    pub scales: scales::ScaleSource,
     /// When each HPA is due for its next reconcile (wall clock: scheduling only). Its keys are the
     /// HPAs the controller knows (the `num_horizontal_pod_autoscalers` gauge counts them).
     due: Mutex<HashMap<String, std::time::Instant>>,
@@ -97,6 +102,7 @@ impl Context {
             events: events::Recorder::new("horizontal-pod-autoscaler"),
             selectors: Mutex::new(BTreeMap::new()),
             pods: pods::PodSource::List,
+            scales: scales::ScaleSource::Get,
             due: Mutex::new(HashMap::new()),
             generations: Mutex::new(HashMap::new()),
             at_once: Mutex::new(HashSet::new()),
@@ -228,12 +234,30 @@ pub async fn reconcile_once(
     ctx: &Context,
 ) -> Result<Decision, Error> {
     let started = std::time::Instant::now();
+    match reconcile_read(hpa, ctx, true, started).await? {
+        Some(decision) => Ok(decision),
+        // The cached scale would change the scale: read, decide and write as upstream does.
+        None => reconcile_read(hpa, ctx, false, started)
+            .await?
+            .ok_or_else(|| Error::Kube("a fresh read asked for another".into())),
+    }
+}
+
+/// One reconcile with the scale read from the Deployment cache where `cached` allows it
+/// ([`scales`]). `None`: the cached read would change the scale, and nothing was written or
+/// recorded — the caller reconciles again from a fresh read.
+async fn reconcile_read(
+    hpa: &HorizontalPodAutoscaler,
+    ctx: &Context,
+    cached: bool,
+    started: std::time::Instant,
+) -> Result<Option<Decision>, Error> {
     let (key, ns, _) = key_of(hpa);
     let now = ctx.clock.now();
     let target = &hpa.spec.scale_target_ref;
 
     // The target's scale.
-    let scale = api::get_scale(ctx, &ns, target).await;
+    let scale = api::get_scale(ctx, &ns, target, cached).await;
     let scale_view = scale
         .as_ref()
         .map(|s| ScaleView::from_scale(&s.scale))
@@ -302,6 +326,9 @@ pub async fn reconcile_once(
     crate::recycle::give_views(views);
     crate::recycle::give_readings(metric_readings);
     let current = plan.current_replicas;
+    if plan.rescale.is_some() && scale.as_ref().is_ok_and(|s| s.cached) {
+        return Ok(None);
+    }
 
     // The scale write, retried on conflict with a fresh read (client-go's RetryOnConflict).
     let write = match (&plan.rescale, &scale) {
@@ -343,7 +370,7 @@ pub async fn reconcile_once(
             }
         }
     }
-    Ok(decision)
+    Ok(Some(decision))
 }
 
 /// Records this HPA's selector (parsed; `None` when it has none or it does not parse) and returns

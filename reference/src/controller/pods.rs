@@ -6,17 +6,15 @@
 //! touches only its namespace's. Without a cache (the controller driven over a mocked API) each
 //! reconcile LISTs the pods by label selector.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, RwLock};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Client;
 use kube::api::{Api, ListParams};
-use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, Event, watcher};
 
 use super::api::message;
+use super::informer::Informer;
 use crate::view::PodView;
 
 /// What a reconcile reads of one pod.
@@ -38,125 +36,32 @@ impl PodEntry {
     }
 }
 
-type Index = HashMap<String, BTreeMap<String, Arc<PodEntry>>>;
-
 /// The pods of every namespace, by name, as the pod watch last reported them.
-#[derive(Debug, Clone, Default)]
-pub struct PodCache {
-    index: Arc<RwLock<Index>>,
-    ready: Arc<tokio::sync::Notify>,
-    synced: Arc<std::sync::atomic::AtomicBool>,
+pub type PodCache = Informer<PodEntry>;
+
+impl PodEntry {
+    /// The projection the pod cache keeps ([`Informer::apply`]'s `project`).
+    pub fn project(pod: &Pod) -> Option<PodEntry> {
+        Some(PodEntry::of(pod))
+    }
 }
 
-fn key(pod: &Pod) -> Option<(String, String)> {
-    Some((pod.metadata.namespace.clone()?, pod.metadata.name.clone()?))
-}
-
-impl PodCache {
-    /// Applies one event of a pod watch (`staging` holds a relist until it is complete).
-    pub fn apply(&self, event: Event<Pod>, staging: &mut Option<Index>) {
-        let insert = |index: &mut Index, pod: &Pod| {
-            if let Some((ns, name)) = key(pod) {
-                index
-                    .entry(ns)
-                    .or_default()
-                    .insert(name, Arc::new(PodEntry::of(pod)));
-            }
-        };
-        match event {
-            Event::Init => *staging = Some(Index::new()),
-            Event::InitApply(pod) => {
-                if let Some(s) = staging.as_mut() {
-                    insert(s, &pod);
-                }
-            }
-            Event::InitDone => {
-                if let (Some(s), Ok(mut index)) = (staging.take(), self.index.write()) {
-                    *index = s;
-                }
-                self.synced
-                    .store(true, std::sync::atomic::Ordering::Release);
-                self.ready.notify_waiters();
-            }
-            Event::Apply(pod) => {
-                if let Ok(mut index) = self.index.write() {
-                    insert(&mut index, &pod);
-                }
-            }
-            Event::Delete(pod) => {
-                if let (Some((ns, name)), Ok(mut index)) = (key(&pod), self.index.write())
-                    && let Some(pods) = index.get_mut(&ns)
-                {
-                    pods.remove(&name);
-                    if pods.is_empty() {
-                        index.remove(&ns);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Waits until the first list is complete (upstream waits for its informers to sync).
-    pub async fn synced(&self) {
-        loop {
-            let notified = self.ready.notified();
-            if self.synced.load(std::sync::atomic::Ordering::Acquire) {
-                return;
-            }
-            notified.await;
-        }
-    }
-
-    /// How many pods the cache holds.
-    pub fn len(&self) -> usize {
-        self.index
-            .read()
-            .map(|i| i.values().map(BTreeMap::len).sum())
-            .unwrap_or(0)
-    }
-
-    /// Whether the cache holds no pod.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
+impl Informer<PodEntry> {
     /// The pods of `ns` that `selector` selects, ordered by name; a selector that does not parse
     /// selects nothing (the core reports it, `InvalidSelector`, from the scale itself).
     pub fn select(&self, ns: &str, selector: &str) -> Vec<Arc<PodEntry>> {
         let Ok(sel) = crate::selector::parse(selector) else {
             return Vec::new();
         };
-        let Ok(index) = self.index.read() else {
-            return Vec::new();
-        };
-        index
-            .get(ns)
-            .map(|pods| {
+        self.in_namespace(ns, |pods| {
+            pods.map(|pods| {
                 pods.values()
                     .filter(|p| sel.matches(&p.labels))
                     .cloned()
                     .collect()
             })
             .unwrap_or_default()
-    }
-
-    /// The cache over `api` (all namespaces, or the controller's one) and the future that keeps it
-    /// current: run it in a task, and wait for [`PodCache::synced`] before reconciling.
-    pub fn watch(api: Api<Pod>) -> (PodCache, impl std::future::Future<Output = ()> + Send) {
-        let cache = PodCache::default();
-        let feed = cache.clone();
-        let run = async move {
-            let mut staging = None;
-            let mut events =
-                std::pin::pin!(watcher(api, watcher::Config::default()).default_backoff());
-            while let Some(event) = events.next().await {
-                match event {
-                    Ok(e) => feed.apply(e, &mut staging),
-                    Err(e) => tracing::warn!(error = %e, "pod watch"),
-                }
-            }
-        };
-        (cache, run)
+        })
     }
 }
 
@@ -203,6 +108,7 @@ impl PodSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kube::runtime::watcher::Event;
 
     fn pod(ns: &str, name: &str, app: &str) -> Pod {
         let mut p = Pod::default();
@@ -220,15 +126,16 @@ mod tests {
     async fn the_cache_follows_the_watch_and_selects_by_namespace_and_labels_in_name_order() {
         let cache = PodCache::default();
         let mut staging = None;
+        let mut feed = |e: Event<Pod>| cache.apply(e, &mut staging, PodEntry::project);
         // Not synced until the first list is complete; nothing visible before.
-        cache.apply(Event::Init, &mut staging);
+        feed(Event::Init);
         for p in [
             pod("a", "web-2", "web"),
             pod("a", "web-1", "web"),
             pod("a", "db-1", "db"),
             pod("b", "web-3", "web"),
         ] {
-            cache.apply(Event::InitApply(p), &mut staging);
+            feed(Event::InitApply(p));
         }
         assert!(cache.is_empty());
         assert!(
@@ -236,7 +143,7 @@ mod tests {
                 .await
                 .is_err()
         );
-        cache.apply(Event::InitDone, &mut staging);
+        feed(Event::InitDone);
         cache.synced().await;
         assert_eq!(cache.len(), 4);
 
@@ -257,18 +164,22 @@ mod tests {
         assert!(list("c", "").await.is_empty());
 
         // Changes: a new pod, a deletion, a relabelled pod.
-        cache.apply(Event::Apply(pod("a", "web-0", "web")), &mut staging);
-        cache.apply(Event::Delete(pod("a", "web-2", "web")), &mut staging);
-        cache.apply(Event::Apply(pod("a", "db-1", "web")), &mut staging);
-        cache.apply(Event::Delete(pod("b", "web-3", "web")), &mut staging);
+        for e in [
+            Event::Apply(pod("a", "web-0", "web")),
+            Event::Delete(pod("a", "web-2", "web")),
+            Event::Apply(pod("a", "db-1", "web")),
+            Event::Delete(pod("b", "web-3", "web")),
+        ] {
+            feed(e);
+        }
         assert_eq!(list("a", "app=web").await, ["db-1", "web-0", "web-1"]);
         assert!(list("b", "").await.is_empty());
 
         // A relist replaces everything once it is complete.
-        cache.apply(Event::Init, &mut staging);
-        cache.apply(Event::InitApply(pod("c", "x", "web")), &mut staging);
+        feed(Event::Init);
+        feed(Event::InitApply(pod("c", "x", "web")));
         assert_eq!(cache.len(), 3);
-        cache.apply(Event::InitDone, &mut staging);
+        feed(Event::InitDone);
         assert_eq!(cache.len(), 1);
         assert_eq!(list("c", "app=web").await, ["x"]);
     }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use futures::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
@@ -15,9 +16,11 @@ use kube::runtime::watcher::{self, watcher};
 
 use super::flags::Flags;
 use super::http::{self, Health, Limits};
+use super::informer::Informer;
 use super::leader::Elector;
-use super::pods::{PodCache, PodSource};
+use super::pods::{PodCache, PodEntry, PodSource};
 use super::queue::WorkQueue;
+use super::scales::{self, ScaleSource};
 use super::{Context, SystemClock, reconcile_then, retry_after};
 
 /// Structured logs to stderr (`RUST_LOG` filters; default `info`).
@@ -153,18 +156,35 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
         elector = Some((candidate, renewing));
     }
 
-    let (hpas, pods): (Api<HorizontalPodAutoscaler>, Api<Pod>) = match &flags.namespace {
-        Some(ns) => (
-            Api::namespaced(client.clone(), ns),
-            Api::namespaced(client, ns),
-        ),
-        None => (Api::all(client.clone()), Api::all(client)),
-    };
+    let (hpas, pods, deployments): (Api<HorizontalPodAutoscaler>, Api<Pod>, Api<Deployment>) =
+        match &flags.namespace {
+            Some(ns) => (
+                Api::namespaced(client.clone(), ns),
+                Api::namespaced(client.clone(), ns),
+                Api::namespaced(client, ns),
+            ),
+            None => (
+                Api::all(client.clone()),
+                Api::all(client.clone()),
+                Api::all(client),
+            ),
+        };
     // The pods from an informer's cache, synced before the first reconcile (upstream's pod lister).
-    let (cache, pod_watch) = PodCache::watch(pods);
+    let (cache, pod_watch) = PodCache::watch(pods, "pods", PodEntry::project);
     let pod_watch = tokio::spawn(pod_watch);
     cache.synced().await;
     tracing::info!(pods = cache.len(), "pod cache synced");
+    // With --deployment-scale-cache, the Deployments' scales from a second one (super::scales).
+    let scale_watch = if flags.deployment_scale_cache {
+        let (scales, watch) = Informer::watch(deployments, "deployments", scales::scale_of);
+        let watch = tokio::spawn(watch);
+        scales.synced().await;
+        tracing::info!(deployments = scales.len(), "deployment scale cache synced");
+        ctx.scales = ScaleSource::DeploymentCache(scales);
+        Some(watch)
+    } else {
+        None
+    };
     health.ready.store(true, Ordering::Relaxed);
     ctx.pods = PodSource::Cache(cache);
     let ctx = Arc::new(ctx);
@@ -211,6 +231,9 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
         }
     }
     pod_watch.abort();
+    if let Some(w) = scale_watch {
+        w.abort();
+    }
     for server in servers {
         let _ = server.await;
     }
