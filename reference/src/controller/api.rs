@@ -4,7 +4,7 @@
 //! message, as client-go's errors read.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::autoscaling::v1::Scale;
@@ -44,8 +44,9 @@ pub struct Mapper(Mutex<HashMap<String, ApiResource>>);
 /// The target's scale, with what is needed to write it back.
 #[derive(Debug, Clone)]
 pub struct TargetScale {
-    /// The scale subresource as read.
-    pub scale: Scale,
+    /// The scale subresource as read (shared with the Deployment cache when read from it: a
+    /// reconcile copies it only to write it back).
+    pub scale: Arc<Scale>,
     /// The resolved resource.
     pub resource: ApiResource,
     /// Read from the Deployment cache ([`super::scales`]), not by a GET.
@@ -109,7 +110,7 @@ pub async fn get_scale(
     let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), ns, &resource);
     let scale = api.get_scale(&target.name).await.map_err(|e| message(&e))?;
     Ok(TargetScale {
-        scale,
+        scale: Arc::new(scale),
         resource,
         cached: false,
     })
@@ -125,7 +126,7 @@ pub async fn write_scale(
     replicas: i32,
 ) -> Result<(), String> {
     let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), ns, &current.resource);
-    let mut scale = current.scale.clone();
+    let mut scale = Scale::clone(&current.scale);
     let attempts = crate::retry::attempts(ctx.settings.version.changes(), Some("Conflict"));
     for attempt in 1..=attempts {
         if let Some(spec) = scale.spec.as_mut() {

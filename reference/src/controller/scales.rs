@@ -11,6 +11,8 @@
 //! cache can change is only how stale a reconcile that writes nothing may be (the watch's delay,
 //! milliseconds). Other kinds, and a Deployment the cache does not hold, are read with a GET.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v1::{Scale, ScaleSpec, ScaleStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -53,15 +55,16 @@ pub enum ScaleSource {
 }
 
 impl ScaleSource {
-    /// The cached scale of `resource` `ns/name`, when it is a Deployment the cache holds.
-    pub fn cached(&self, resource: &ApiResource, ns: &str, name: &str) -> Option<Scale> {
+    /// The cached scale of `resource` `ns/name`, when it is a Deployment the cache holds (shared,
+    /// not copied).
+    pub fn cached(&self, resource: &ApiResource, ns: &str, name: &str) -> Option<Arc<Scale>> {
         match self {
             ScaleSource::DeploymentCache(cache)
                 if resource.group == "apps"
                     && resource.version == "v1"
                     && resource.kind == "Deployment" =>
             {
-                cache.get(ns, name).map(|s| (*s).clone())
+                cache.get(ns, name)
             }
             _ => None,
         }
@@ -115,7 +118,7 @@ mod tests {
         cache.apply(Event::InitDone, &mut staging, scale_of);
         let source = ScaleSource::DeploymentCache(cache.clone());
         let deployments = ApiResource::erase::<Deployment>(&());
-        let replicas = |s: Option<Scale>| s.and_then(|s| s.spec).and_then(|s| s.replicas);
+        let replicas = |s: Option<Arc<Scale>>| s.and_then(|s| s.spec.as_ref()?.replicas);
         assert_eq!(replicas(source.cached(&deployments, "ns", "app")), Some(3));
         // A change arrives by the watch; another name, namespace or kind is not the cache's.
         cache.apply(Event::Apply(deployment(7, "2")), &mut staging, scale_of);
