@@ -162,6 +162,11 @@ kcm_hpa_off() {
     '-horizontal-pod-autoscaler-controller' "without its HPA controller"
 }
 
+# Whether kube-controller-manager runs without its HPA controller (what kcm_hpa_off leaves).
+kcm_hpa_is_off() {
+  grep -qF -- '-horizontal-pod-autoscaler-controller' <<<"$(kcm_field '.spec.containers[0].command')"
+}
+
 # `--kube-api-qps=$1 --kube-api-burst=<2 × $1>`: the client rate limit kind-scale gives both
 # controllers (a positive whole number of requests/s, burst twice that).
 api_qps_flags() {

@@ -45,9 +45,7 @@ pick_docker || die "docker is not answering: run \`just engine\` first"
 node=${cluster}-control-plane
 # A kept cluster (KEEP=1) that already ran step 3 has KCM's HPA controller off and the reference
 # deployed: run again, "KCM's" windows would measure the reference. Refused rather than measured.
-if kubectl get namespace hpa-reference >/dev/null 2>&1 ||
-  "$DOCKER" exec "$node" grep -q -- '-horizontal-pod-autoscaler-controller' \
-    /etc/kubernetes/manifests/kube-controller-manager.yaml; then
+if kubectl get namespace hpa-reference >/dev/null 2>&1 || kcm_hpa_is_off; then
   die "cluster $cluster already ran the reference's steps (KCM's HPA controller off, the reference deployed): delete it first (\`just kind-down\`); measure a kept cluster with \`hpa-conformance kind-scale … measure\`"
 fi
 "$KIND_CONFIG_DIR/metrics-stub/deploy.sh"
