@@ -144,12 +144,12 @@ upstream-corpus *RELEASES:
 # Differential fuzzing, reference core vs upstream of one release (default 1.37), both at that
 # release (CI: a fixed-seed batch of 20000 at 1.37 and 2000 at each other release); one job per
 # core, adapter processes kept between scenarios, delta ticks; the last line gives scenarios/s.
-# The release harness (the one `kind-test` runs, so CI builds it once).
+# The release harness (scripts/harness-bin.sh: in CI the static build of `just images`).
 [group('upstream')]
 [doc("Differential fuzzing, core vs upstream of a release (CI: 20000 at 1.37, 2000 at each other)")]
 fuzz-upstream COUNT="20000" SEED="1" RELEASE="1.37":
     adapters/upstream/build.sh {{RELEASE}}
-    cargo run -q --release -p hpa-harness -- fuzz --kubernetes-version {{RELEASE}} --b exec:adapters/upstream/bin/$(cd adapters/upstream/versions && ls -d {{RELEASE}}*/ | tr -d / | sort -V | tail -1)/hpa-upstream-adapter --count {{COUNT}} --seed {{SEED}}
+    "$(scripts/harness-bin.sh)" fuzz --kubernetes-version {{RELEASE}} --b exec:adapters/upstream/bin/$(cd adapters/upstream/versions && ls -d {{RELEASE}}*/ | tr -d / | sort -V | tail -1)/hpa-upstream-adapter --count {{COUNT}} --seed {{SEED}}
 
 # Mutation testing of the decision core (cargo-mutants; what is mutated and how each mutant is
 # judged: .cargo/mutants.toml): a mutant is caught when a case fails on the core (tests/verdicts.rs,

@@ -3,16 +3,12 @@
 # it (the corpus, the smoke list, the fixtures, the reviewed expectations, the harness's own plan of
 # a kind run), written as markdown to stdout; `just figures` writes docs/figures.md with it.
 # Measured figures (times, throughput) are not here: docs/performance.md dates each with its command.
-# HPA_CONFORMANCE: the harness binary to ask (default: `cargo run --release -p hpa-harness --`).
+# HPA_CONFORMANCE_BIN: the harness binary to ask (default: the release build; scripts/harness-bin.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-if [ -n "${HPA_CONFORMANCE:-}" ]; then
-  harness() { "$HPA_CONFORMANCE" "$@"; }
-else
-  cargo build -q --release -p hpa-harness
-  harness() { target/release/hpa-conformance "$@"; }
-fi
+bin=$(scripts/harness-bin.sh)
+harness() { "$bin" "$@"; }
 
 # Case files: what the loader discovers (harness/src/case/discover.rs: every .yaml/.yml under cases/).
 cases() { find "$@" -type f \( -name '*.yaml' -o -name '*.yml' \) | wc -l | tr -d ' '; }

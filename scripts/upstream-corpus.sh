@@ -14,8 +14,7 @@ if [ $# -eq 0 ]; then
 else
   releases=("$@")
 fi
-cargo build -q --release -p hpa-harness
-bin=target/release/hpa-conformance
+bin=$(scripts/harness-bin.sh)
 status=0
 for release in "${releases[@]}"; do
   adapters/upstream/build.sh "$release"

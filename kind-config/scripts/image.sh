@@ -9,32 +9,32 @@
 #                 hpa-conformance.corpus.commit / .fingerprint / .cases and in every report it writes
 # (default: all three). Each image is tagged :<12 hex of the binary's sha256>, :dev (what the manifests
 # run, with imagePullPolicy Never) and :src-<12 hex of its inputs>: when an image with the inputs'
-# tag exists nothing is built, so a warm run costs a hash. The binaries that do need building are
-# built by one cargo invocation (shared dependencies compile once). Installs the musl target
-# (rustup) and musl-tools (apt: ring's C code needs a musl C compiler) when missing.
+# tag exists nothing is built, so a warm run costs a hash. The binaries are built by
+# kind-config/scripts/static-build.sh: one cargo invocation for all three (shared dependencies
+# compile once), which installs the musl target and musl-tools when missing.
 # Prints one line per image: `<repo>:<binary hash> (also :dev): <bytes> bytes (<KiB> KiB)`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-target=x86_64-unknown-linux-musl
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(metrics-stub reference harness)
 
-# name -> image repository, cargo package, binary, cargo features, Dockerfile, input folders
+# name -> image repository, binary, Dockerfile, input folders (the packages and features that build
+# the binaries: static-build.sh)
 spec() {
   case $1 in
-    metrics-stub) echo "hpa-conformance/metrics-stub hpa-metrics-stub hpa-metrics-stub - metrics-stub/Dockerfile metrics-stub reference/src reference/Cargo.toml" ;;
-    reference) echo "hpa-conformance/hpa-reference hpa-reference hpa-reference hpa-reference/controller reference/Dockerfile reference" ;;
-    harness) echo "hpa-conformance/harness hpa-harness hpa-conformance - harness/Dockerfile harness/src harness/Cargo.toml reference metrics-stub/src metrics-stub/Cargo.toml cases kind-config/metrics-stub/apiservices.yaml" ;;
+    metrics-stub) echo "hpa-conformance/metrics-stub hpa-metrics-stub metrics-stub/Dockerfile metrics-stub reference/src reference/Cargo.toml" ;;
+    reference) echo "hpa-conformance/hpa-reference hpa-reference reference/Dockerfile reference" ;;
+    harness) echo "hpa-conformance/harness hpa-conformance harness/Dockerfile harness/src harness/Cargo.toml reference metrics-stub/src metrics-stub/Cargo.toml cases kind-config/metrics-stub/apiservices.yaml" ;;
     *) echo "image.sh: unknown image $1 (metrics-stub, reference, harness)" >&2; return 2 ;;
   esac
 }
 
-# Sets repo, package, binary, features, dockerfile and folders for image NAME (exits on an unknown one).
+# Sets repo, binary, dockerfile and folders for image NAME (exits on an unknown one).
 load_spec() {
   local line
   line=$(spec "$1") || exit 2
-  read -r repo package binary features dockerfile folders <<<"$line"
+  read -r repo binary dockerfile folders <<<"$line"
 }
 
 # The inputs' key: the Rust sources, manifests and YAML (cases, embedded manifests) of the input
@@ -70,25 +70,12 @@ for name in "${names[@]}"; do
 done
 
 if [ ${#todo[@]} -gt 0 ]; then
-  if ! rustup target list --installed | grep -qx "$target"; then
-    rustup target add "$target"
-  fi
-  if ! command -v musl-gcc >/dev/null; then
-    apt-get update
-    DEBIAN_FRONTEND=noninteractive apt-get install -y musl-tools
-  fi
-  args=()
+  # All three binaries, whichever images need building: one set of packages and features, so the
+  # build is the one static-build.sh (and CI's release harness) asks for.
+  out=$(kind-config/scripts/static-build.sh)
   for name in "${todo[@]}"; do
     load_spec "$name"
-    args+=(-p "$package")
-    [ "$features" = - ] || args+=(--features "$features")
-  done
-  CC_x86_64_unknown_linux_musl=musl-gcc \
-  CARGO_PROFILE_RELEASE_STRIP=symbols \
-    cargo build --release --target "$target" "${args[@]}"
-  for name in "${todo[@]}"; do
-    load_spec "$name"
-    bin="target/$target/release/$binary"
+    bin="$out/$binary"
     if file "$bin" 2>/dev/null | grep -q 'dynamically linked'; then
       echo "image.sh: $bin is not static" >&2
       exit 1

@@ -26,12 +26,7 @@ export KIND_WORKERS=${KIND_WORKERS:-2}
 out=$REPO_ROOT/target/kind-jobs
 mkdir -p "$out"
 # The harness: $HPA_CONFORMANCE_BIN if set (a build at hand), else the release build.
-bin=${HPA_CONFORMANCE_BIN:-}
-if [ -z "$bin" ]; then
-  (cd "$REPO_ROOT" && cargo build -q --release -p hpa-harness)
-  bin=$REPO_ROOT/target/release/hpa-conformance
-fi
-[ -x "$bin" ] || die "no harness at $bin"
+bin=$("$REPO_ROOT/scripts/harness-bin.sh") || die "no harness"
 "$KIND_CONFIG_DIR/scripts/cluster.sh" up cluster-x5.yaml
 use_cluster
 pick_docker || die "docker is not answering: run \`just engine\` first"

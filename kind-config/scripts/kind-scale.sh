@@ -36,9 +36,8 @@ source "$(dirname "$0")/common.sh"
 hpas=${1:-1000}
 out=$REPO_ROOT/target/kind-scale
 mkdir -p "$out"
-bin=$REPO_ROOT/target/release/hpa-conformance
-
-(cd "$REPO_ROOT" && cargo build -q --release -p hpa-harness)
+# The harness: $HPA_CONFORMANCE_BIN if set, else the release build (scripts/harness-bin.sh).
+bin=$("$REPO_ROOT/scripts/harness-bin.sh")
 "$KIND_CONFIG_DIR/scripts/cluster.sh" up cluster.yaml
 use_cluster
 pick_docker || die "docker is not answering: run \`just engine\` first"
