@@ -1,8 +1,8 @@
 //! Benchmarks (figures printed, nothing asserted): the wall time of the whole corpus on the
 //! in-process target, and the time of one decision for an HPA with 100 pods and 3 metrics, behavior
 //! on, with a full recommendation and scale-event history (and its heap allocations, counted by a
-//! global allocator). `decision-loop N` runs N decisions untimed for callgrind (`just bench
-//! callgrind`).
+//! global allocator: the harness binary's mimalloc behind a counter). `decision-loop N` runs N
+//! decisions untimed for callgrind (`just bench callgrind`).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -24,11 +24,13 @@ use hpa_reference::{
     decide,
 };
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
-use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+use stats_alloc::{Region, StatsAlloc};
 
-/// Counts heap allocations (the decision benchmark prints them per decision).
+/// Counts heap allocations (the decision benchmark prints them per decision), made by the
+/// allocator the `hpa-conformance` binary runs on (mimalloc), so that what is timed here allocates
+/// as the shipped harness does.
 #[global_allocator]
-static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
+static GLOBAL: StatsAlloc<mimalloc::MiMalloc> = StatsAlloc::new(mimalloc::MiMalloc);
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -213,7 +215,7 @@ fn bench_decision() {
     let mut sink = 0i64;
     let mut allocations = 0usize;
     for i in 0..iterations {
-        let region = Region::new(GLOBAL);
+        let region = Region::new(&GLOBAL);
         let start = Instant::now();
         let desired = decision_step(&mut f, i);
         samples_ns.push(start.elapsed());
@@ -324,89 +326,211 @@ fn tick_loop(n: usize) {
 }
 
 /// The reference core and upstream's controller (through its adapter's timing mode) on the same
-/// tick: objects and metrics API answers in, decision out.
+/// tick: objects and metrics API answers in, decision out. The two are timed in turns — five
+/// rounds of 1,000 reconciles on the core, then 400 on upstream in an adapter process of their
+/// own — so that both sides of the ratio see the machine as it is in the same minute (on a VM
+/// whose speed drifts from one run to the next, two phases timed apart measured the drift); each
+/// round's ratio is printed beside the whole's. Both run on one CPU ([`OneCpu`]): on a VM whose
+/// two virtual CPUs are not equally fast at a given moment, a thread timed on one and a process
+/// timed on the other compared the CPUs as much as the code.
 fn bench_core_vs_upstream() {
+    let pinned = OneCpu::pin();
+    println!("core vs upstream: {}", pinned.describe());
     let TickFixture {
         case,
         settings,
         snapshot,
     } = tick_fixture();
     let fresh = CoreSession::new(settings.clone(), seeded_memory(&case));
-    let iterations = 5_000;
-    let mut times = Vec::with_capacity(iterations);
-    let mut allocations = 0usize;
-    for _ in 0..iterations {
-        let mut session = fresh.clone();
-        let region = Region::new(GLOBAL);
-        let start = Instant::now();
-        let outcome = session.tick(&snapshot).expect("core tick");
-        times.push(start.elapsed());
-        let stats = region.change();
-        allocations += stats.allocations + stats.reallocations;
-        std::hint::black_box(outcome);
+    let adapter = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../adapters/upstream/bin/hpa-upstream-adapter");
+    let mut input = String::new();
+    if adapter.exists() {
+        let start = ToImplementation::Start(Start {
+            protocol: PROTOCOL_VERSION,
+            case: case.name().to_string(),
+            feature_gates: settings
+                .gates
+                .iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            settings: ProtocolSettings::from_settings(&settings),
+            memory: ProtocolMemory::from_memory(&seeded_memory(&case)),
+            report_memory: false,
+            unwritten_status: false,
+        });
+        let tick = ToImplementation::Tick(Box::new(Tick::from_snapshot(&snapshot)));
+        input = serde_json::to_string(&start).expect("json");
+        input.push('\n');
+        input.push_str(&serde_json::to_string(&tick).expect("json"));
+        input.push('\n');
     }
-    let core_ns = times.iter().map(Duration::as_nanos).sum::<u128>() as f64 / iterations as f64;
+    let (rounds, core_per_round, upstream_per_round) = (5, 1_000, 400);
+    let mut times = Vec::with_capacity(rounds * core_per_round);
+    let mut allocations = 0usize;
+    let mut upstream = Vec::new();
+    let mut per_round = Vec::new();
+    for round in 0..rounds {
+        let first = times.len();
+        for _ in 0..core_per_round {
+            let mut session = fresh.clone();
+            let region = Region::new(&GLOBAL);
+            let start = Instant::now();
+            let outcome = session.tick(&snapshot).expect("core tick");
+            times.push(start.elapsed());
+            let stats = region.change();
+            allocations += stats.allocations + stats.reallocations;
+            std::hint::black_box(outcome);
+        }
+        let core_ns = mean_ns(&times[first..]);
+        if input.is_empty() {
+            continue;
+        }
+        match upstream_reconcile(&adapter, &input, upstream_per_round) {
+            Ok((ns, name, version)) => {
+                println!(
+                    "  round {}: core mean {:.1} µs, upstream {name} {version} mean {:.1} µs: {:.1}x",
+                    round + 1,
+                    core_ns / 1e3,
+                    ns / 1e3,
+                    ns / core_ns
+                );
+                upstream.push(ns);
+                per_round.push(ns / core_ns);
+            }
+            Err(e) => {
+                println!("  upstream: no timing ({e})");
+                input.clear();
+            }
+        }
+    }
+    let core_ns = mean_ns(&times);
     println!(
         "core vs upstream, one reconcile of 100 pods x 3 metrics (objects in, decision out): core mean {:.1} µs (median {:.1} µs), {:.1} heap allocations per reconcile",
         core_ns / 1e3,
-        median(times).as_secs_f64() * 1e6,
-        allocations as f64 / iterations as f64,
+        median(times.clone()).as_secs_f64() * 1e6,
+        allocations as f64 / times.len() as f64,
     );
-    let adapter = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../adapters/upstream/bin/hpa-upstream-adapter");
     if !adapter.exists() {
         println!("  upstream: adapter not built (run `just upstream`), no comparison");
         return;
     }
-    let start = ToImplementation::Start(Start {
-        protocol: PROTOCOL_VERSION,
-        case: case.name().to_string(),
-        feature_gates: settings
-            .gates
-            .iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-        settings: ProtocolSettings::from_settings(&settings),
-        memory: ProtocolMemory::from_memory(&seeded_memory(&case)),
-        report_memory: false,
-        unwritten_status: false,
-    });
-    let tick = ToImplementation::Tick(Box::new(Tick::from_snapshot(&snapshot)));
-    let mut input = serde_json::to_string(&start).expect("json");
-    input.push('\n');
-    input.push_str(&serde_json::to_string(&tick).expect("json"));
-    input.push('\n');
-    let upstream_iterations = 2_000;
-    let mut child = std::process::Command::new(&adapter)
-        .arg(format!("--bench-reconcile={upstream_iterations}"))
+    if upstream.is_empty() {
+        return;
+    }
+    let up_ns = upstream.iter().sum::<f64>() / upstream.len() as f64;
+    per_round.sort_by(f64::total_cmp);
+    println!(
+        "  upstream: mean {:.1} µs over {} reconciles in {} rounds (includes its fake clients' calls); upstream / core = {:.1}x (rounds {:.1}x … {:.1}x)",
+        up_ns / 1e3,
+        upstream.len() * upstream_per_round,
+        upstream.len(),
+        up_ns / core_ns,
+        per_round[0],
+        per_round[per_round.len() - 1],
+    );
+}
+
+/// This thread (and the processes it starts) held to one CPU with `taskset` for as long as the
+/// value lives, then given back the CPUs it had; a machine without `taskset` runs unpinned.
+struct OneCpu {
+    /// The CPU list before (`taskset`'s form, e.g. `0,1`) and the CPU pinned to, when pinned.
+    pinned: Result<(String, String), String>,
+}
+
+impl OneCpu {
+    fn pin() -> OneCpu {
+        let pid = std::process::id().to_string();
+        let run = |args: &[&str]| -> Result<String, String> {
+            let out = std::process::Command::new("taskset")
+                .args(args)
+                .output()
+                .map_err(|e| format!("taskset: {e}"))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "taskset {}: {}",
+                    args.join(" "),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        };
+        let pinned = run(&["-cp", &pid]).and_then(|text| {
+            // "pid 123's current affinity list: 0,1"
+            let list = text
+                .rsplit(':')
+                .next()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .ok_or_else(|| format!("taskset said {text:?}"))?
+                .to_string();
+            let last = list
+                .rsplit(',')
+                .next()
+                .and_then(|r| r.rsplit('-').next())
+                .unwrap_or(&list)
+                .to_string();
+            run(&["-cp", &last, &pid])?;
+            Ok((list, last))
+        });
+        OneCpu { pinned }
+    }
+
+    fn describe(&self) -> String {
+        match &self.pinned {
+            Ok((_, cpu)) => format!("both on CPU {cpu} (taskset), in turns"),
+            Err(e) => format!("not pinned ({e}), in turns"),
+        }
+    }
+}
+
+impl Drop for OneCpu {
+    fn drop(&mut self) {
+        if let Ok((list, _)) = &self.pinned {
+            let _ = std::process::Command::new("taskset")
+                .args(["-cp", list, &std::process::id().to_string()])
+                .output();
+        }
+    }
+}
+
+/// The mean of `times`, in nanoseconds.
+fn mean_ns(times: &[Duration]) -> f64 {
+    times.iter().map(Duration::as_nanos).sum::<u128>() as f64 / times.len().max(1) as f64
+}
+
+/// Upstream's reconcile of the tick in `input` (a `start` and a `tick` line), `n` times in an
+/// adapter process of its own (`--bench-reconcile`): the mean in nanoseconds, the
+/// implementation's name and its Kubernetes version.
+fn upstream_reconcile(
+    adapter: &std::path::Path,
+    input: &str,
+    n: usize,
+) -> Result<(f64, String, String), String> {
+    use std::io::Write;
+    let mut child = std::process::Command::new(adapter)
+        .arg(format!("--bench-reconcile={n}"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .expect("start the adapter");
-    use std::io::Write;
+        .map_err(|e| format!("start the adapter: {e}"))?;
     child
         .stdin
         .take()
-        .expect("stdin")
+        .ok_or("no stdin")?
         .write_all(input.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("adapter output");
-    let reply: serde_json::Value = match serde_json::from_slice(&out.stdout) {
-        Ok(v) => v,
-        Err(e) => {
-            println!("  upstream: no timing ({e}); exit {}", out.status);
-            return;
-        }
-    };
-    let up_ns = reply["nsPerOp"].as_f64().unwrap_or(f64::NAN);
-    println!(
-        "  upstream {} {}: mean {:.1} µs over {upstream_iterations} reconciles (includes its fake clients' calls); upstream / core = {:.1}x",
-        reply["implementation"].as_str().unwrap_or("?"),
-        reply["version"].as_str().unwrap_or("?"),
-        up_ns / 1e3,
-        up_ns / core_ns
-    );
+        .map_err(|e| format!("write: {e}"))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("adapter output: {e}"))?;
+    let reply: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("{e}; exit {}", out.status))?;
+    let ns = reply["nsPerOp"]
+        .as_f64()
+        .ok_or_else(|| format!("no nsPerOp in {reply}"))?;
+    let field = |k: &str| reply[k].as_str().unwrap_or("?").to_string();
+    Ok((ns, field("implementation"), field("version")))
 }
 
 /// The upstream adapter, when it is built (`just upstream`).
@@ -500,8 +624,9 @@ fn bench_fuzz() {
 /// `hpa-conformance fuzz` against upstream as a user runs it: the shipped binary (Cargo builds it
 /// for the benchmark) with its own allocator, in a process of its own, the same 1,000 scenarios of
 /// seed 1 as below. The runs below fuzz inside this benchmark's process, whose global allocator
-/// counts every allocation (for the decision benchmark) and makes the harness's side dearer than
-/// in the binary; they split the CPU between the harness and the adapter, which this one cannot
+/// (the binary's, behind a counter of every allocation for the decision benchmark) makes the
+/// harness's side a little dearer than in the binary; they split the CPU between the harness and
+/// the adapter, which this one cannot
 /// (the binary's CPU and its adapters' are counted together once it has waited for them). A
 /// difference it finds goes to `out`, as the runs below write theirs, not into the corpus.
 fn fuzz_as_shipped(adapter: &std::path::Path, jobs: usize, count: usize, out: &std::path::Path) {
