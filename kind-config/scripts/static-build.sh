@@ -5,9 +5,8 @@
 # the next: after `just images` built them, calling it again is a no-op of a few seconds, and CI
 # runs the harness built here for the upstream corpus and fuzzing instead of compiling it again
 # for glibc (scripts/harness-bin.sh, HPA_CONFORMANCE_BIN). Installs the musl target (rustup) and
-# musl-tools (apt: ring's C code needs a musl C compiler) when missing; `--tools` does only that
-# (CI, before the images build beside the node image, whose build uses apt too). Prints the folder
-# of the binaries (target/x86_64-unknown-linux-musl/release). Called by image.sh.
+# musl-tools (apt: ring's C code needs a musl C compiler) when missing. Prints the folder of the
+# binaries (target/x86_64-unknown-linux-musl/release). Called by image.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=x86_64-unknown-linux-musl
@@ -18,7 +17,6 @@ if ! command -v musl-gcc >/dev/null; then
   apt-get update >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y musl-tools >&2
 fi
-[ "${1:-}" != --tools ] || exit 0
 CC_x86_64_unknown_linux_musl=musl-gcc \
 CARGO_PROFILE_RELEASE_STRIP=symbols \
   cargo build --release --target "$target" \

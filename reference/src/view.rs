@@ -114,6 +114,9 @@ impl ContainerRequests {
 #[inline]
 pub fn name_order(a: &str, b: &str) -> Ordering {
     let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() == b.len() {
+        return same_length_order(a, b);
+    }
     let n = a.len().min(b.len());
     let mut i = 0;
     while i + 8 <= n {
@@ -130,6 +133,51 @@ pub fn name_order(a: &str, b: &str) -> Ordering {
         i += 1;
     }
     a.len().cmp(&b.len())
+}
+
+/// [`name_order`] of two names of one length (a sample looked up by its own pod's name, a label
+/// or resource name found): the tail shorter than a word is read as one more word, or two half
+/// words, or three bytes, each overlapping what was already found equal — so the first byte that
+/// differs still decides — instead of a byte at a time.
+#[inline]
+fn same_length_order(a: &[u8], b: &[u8]) -> Ordering {
+    let n = a.len();
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 <= n {
+            let (p, q) = (word(&a[i..i + 8]), word(&b[i..i + 8]));
+            if p != q {
+                return p.cmp(&q);
+            }
+            i += 8;
+        }
+        if i == n {
+            return Ordering::Equal;
+        }
+        return word(&a[n - 8..]).cmp(&word(&b[n - 8..]));
+    }
+    if n >= 4 {
+        let (p, q) = (half_word(&a[..4]), half_word(&b[..4]));
+        if p != q {
+            return p.cmp(&q);
+        }
+        return half_word(&a[n - 4..]).cmp(&half_word(&b[n - 4..]));
+    }
+    if n == 0 {
+        return Ordering::Equal;
+    }
+    // Bytes 0, n/2 and n-1 are every byte of a name of 1 to 3, in order.
+    let three =
+        |x: &[u8]| (u32::from(x[0]) << 16) | (u32::from(x[n / 2]) << 8) | u32::from(x[n - 1]);
+    three(a).cmp(&three(b))
+}
+
+/// Four bytes as a big-endian word.
+#[inline]
+fn half_word(chunk: &[u8]) -> u32 {
+    let mut w = [0u8; 4];
+    w.copy_from_slice(chunk);
+    u32::from_be_bytes(w)
 }
 
 /// Eight bytes as a big-endian word, so that words order as their bytes do.
