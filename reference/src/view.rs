@@ -118,14 +118,10 @@ pub fn name_order(a: &str, b: &str) -> Ordering {
         return same_length_order(a, b);
     }
     let n = a.len().min(b.len());
-    let mut i = 0;
-    while i + 8 <= n {
-        let (p, q) = (word(&a[i..i + 8]), word(&b[i..i + 8]));
-        if p != q {
-            return p.cmp(&q);
-        }
-        i += 8;
-    }
+    let mut i = match whole_words(a, b, n) {
+        Ok(i) => i,
+        Err(order) => return order,
+    };
     while i < n {
         if a[i] != b[i] {
             return a[i].cmp(&b[i]);
@@ -133,6 +129,21 @@ pub fn name_order(a: &str, b: &str) -> Ordering {
         i += 1;
     }
     a.len().cmp(&b.len())
+}
+
+/// The first `n` bytes of `a` and `b` compared a word at a time: the order of the first word that
+/// differs, else where the whole words end.
+#[inline]
+fn whole_words(a: &[u8], b: &[u8], n: usize) -> Result<usize, Ordering> {
+    let mut i = 0;
+    while i + 8 <= n {
+        let (p, q) = (word(&a[i..i + 8]), word(&b[i..i + 8]));
+        if p != q {
+            return Err(p.cmp(&q));
+        }
+        i += 8;
+    }
+    Ok(i)
 }
 
 /// [`name_order`] of two names of one length (a sample looked up by its own pod's name, a label
@@ -143,14 +154,10 @@ pub fn name_order(a: &str, b: &str) -> Ordering {
 fn same_length_order(a: &[u8], b: &[u8]) -> Ordering {
     let n = a.len();
     if n >= 8 {
-        let mut i = 0;
-        while i + 8 <= n {
-            let (p, q) = (word(&a[i..i + 8]), word(&b[i..i + 8]));
-            if p != q {
-                return p.cmp(&q);
-            }
-            i += 8;
-        }
+        let i = match whole_words(a, b, n) {
+            Ok(i) => i,
+            Err(order) => return order,
+        };
         if i == n {
             return Ordering::Equal;
         }
