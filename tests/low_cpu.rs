@@ -4,15 +4,15 @@
 //! else in a session of its own at autogroup nice 19, and says so; its output and exit status are
 //! the command's.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
+
+use hpa_conformance_tests::root;
 
 /// `scripts/low-cpu.sh ARGS…` from the repository root.
 fn low_cpu(args: &[&str]) -> Output {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    Command::new(root.join("scripts/low-cpu.sh"))
+    Command::new(root().join("scripts/low-cpu.sh"))
         .args(args)
-        .current_dir(&root)
+        .current_dir(root())
         .output()
         .expect("run scripts/low-cpu.sh")
 }
