@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use crate::view::name_order;
+use crate::view::{name_order, same_name};
 
 /// One requirement of a selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -480,8 +480,7 @@ pub fn format(
 impl Selector {
     /// Whether a pod with these labels is selected.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let one_of =
-            |vs: &[String], v: &str| vs.iter().any(|x| name_order(x, v) == Ordering::Equal);
+        let one_of = |vs: &[String], v: &str| vs.iter().any(|x| same_name(x, v));
         self.0.iter().all(|r| match r {
             Requirement::Exists(k) => label(labels, k).is_some(),
             Requirement::DoesNotExist(k) => label(labels, k).is_none(),

@@ -103,7 +103,7 @@ impl ContainerRequests {
     pub fn get(&self, resource: &str) -> Option<i64> {
         self.requests
             .iter()
-            .find(|(r, _)| name_order(r, resource) == Ordering::Equal)
+            .find(|(r, _)| same_name(r, resource))
             .map(|(_, v)| *v)
     }
 }
@@ -148,8 +148,8 @@ fn whole_words(a: &[u8], b: &[u8], n: usize) -> Result<usize, Ordering> {
 
 /// [`name_order`] of two names of one length (a sample looked up by its own pod's name, a label
 /// or resource name found): the tail shorter than a word is read as one more word, or two half
-/// words, or three bytes, each overlapping what was already found equal — so the first byte that
-/// differs still decides — instead of a byte at a time.
+/// words, each overlapping what was already found equal — so the first byte that differs still
+/// decides — and a name of 1 to 3 bytes as one half word, instead of a byte at a time.
 #[inline]
 fn same_length_order(a: &[u8], b: &[u8]) -> Ordering {
     let n = a.len();
@@ -170,17 +170,47 @@ fn same_length_order(a: &[u8], b: &[u8]) -> Ordering {
         }
         return half_word(&a[n - 4..]).cmp(&half_word(&b[n - 4..]));
     }
-    if n == 0 {
-        return Ordering::Equal;
+    short_word(a).cmp(&short_word(b))
+}
+
+/// Whether two names are the same, as `==` says, read as [`name_order`] reads names of one
+/// length but in line wherever it is called: a resource, container, label, window or pod name
+/// looked up among a few, where those passed mostly differ in length and cost a comparison of
+/// two lengths.
+#[inline(always)]
+pub fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
     }
-    // Bytes 0, n/2 and n-1 are every byte of a name of 1 to 3, in order.
-    let three =
-        |x: &[u8]| (u32::from(x[0]) << 16) | (u32::from(x[n / 2]) << 8) | u32::from(x[n - 1]);
-    three(a).cmp(&three(b))
+    if n >= 8 {
+        return match whole_words(a, b, n) {
+            Ok(i) => i == n || word(&a[n - 8..]) == word(&b[n - 8..]),
+            Err(_) => false,
+        };
+    }
+    if n >= 4 {
+        return half_word(&a[..4]) == half_word(&b[..4])
+            && half_word(&a[n - 4..]) == half_word(&b[n - 4..]);
+    }
+    short_word(a) == short_word(b)
+}
+
+/// A name of 0 to 3 bytes as a big-endian word, zero bytes after it: of two names of one length
+/// such words order as the names do.
+#[inline(always)]
+fn short_word(x: &[u8]) -> u32 {
+    match *x {
+        [] => 0,
+        [p] => u32::from(p) << 24,
+        [p, q] => (u32::from(p) << 24) | (u32::from(q) << 16),
+        [p, q, r, ..] => (u32::from(p) << 24) | (u32::from(q) << 16) | (u32::from(r) << 8),
+    }
 }
 
 /// Four bytes as a big-endian word.
-#[inline]
+#[inline(always)]
 fn half_word(chunk: &[u8]) -> u32 {
     let mut w = [0u8; 4];
     w.copy_from_slice(chunk);
@@ -188,7 +218,7 @@ fn half_word(chunk: &[u8]) -> u32 {
 }
 
 /// Eight bytes as a big-endian word, so that words order as their bytes do.
-#[inline]
+#[inline(always)]
 fn word(chunk: &[u8]) -> u64 {
     let mut w = [0u8; 8];
     w.copy_from_slice(chunk);
@@ -473,6 +503,12 @@ impl PodView {
     /// so converting a pod into a view of an earlier pod allocates nothing when its names are no
     /// longer and its containers no more numerous.
     pub fn assign_pod(&mut self, pod: &Pod) {
+        self.assign_pod_parsing(pod, &mut ParsedRequests::default());
+    }
+
+    /// [`PodView::assign_pod`], with the requests' quantities parsed through `parsed`, which a
+    /// conversion of many pods shares.
+    fn assign_pod_parsing<'a>(&mut self, pod: &'a Pod, parsed: &mut ParsedRequests<'a>) {
         let status = pod.status.as_ref();
         set_text(
             &mut self.name,
@@ -504,7 +540,7 @@ impl PodView {
             &mut self.containers,
             containers,
             ContainerRequests::default,
-            assign_container,
+            |dst, c| assign_container(dst, c, parsed),
         );
         let sidecars = spec
             .and_then(|s| s.init_containers.as_deref())
@@ -515,12 +551,12 @@ impl PodView {
             &mut self.sidecars,
             sidecars,
             ContainerRequests::default,
-            assign_container,
+            |dst, c| assign_container(dst, c, parsed),
         );
         match spec.and_then(|s| requests_of(s.resources.as_ref())) {
             Some(requests) => set_requests(
                 self.pod_requests.get_or_insert_with(Vec::new),
-                parsed(requests),
+                parsed.all(requests),
             ),
             None => self.pod_requests = None,
         }
@@ -578,7 +614,8 @@ impl Clone for PodView {
 /// thread ([`recycle::give_views`]): once warm, converting a steady set of pods allocates
 /// nothing.
 pub fn pod_views<'a>(pods: impl IntoIterator<Item = &'a Pod>) -> Vec<PodView> {
-    fill_views(pods, PodView::assign_pod)
+    let mut parsed = ParsedRequests::default();
+    fill_views(pods, |view, pod| view.assign_pod_parsing(pod, &mut parsed))
 }
 
 /// Copies of `views` (views kept from an earlier conversion, as the controller's pod cache keeps
@@ -589,7 +626,10 @@ pub fn copied_views<'a>(views: impl IntoIterator<Item = &'a PodView>) -> Vec<Pod
 
 /// A list given back refilled with one view per item of `from`, each set by `set` in the view
 /// at its place (so that its buffers are reused), else in a spare one.
-fn fill_views<S>(from: impl IntoIterator<Item = S>, set: impl Fn(&mut PodView, S)) -> Vec<PodView> {
+fn fill_views<S>(
+    from: impl IntoIterator<Item = S>,
+    mut set: impl FnMut(&mut PodView, S),
+) -> Vec<PodView> {
     let mut list = recycle::view_list();
     let mut n = 0;
     for item in from {
@@ -649,19 +689,57 @@ fn requests_of(resources: Option<&ResourceRequirements>) -> Option<&BTreeMap<Str
     resources?.requests.as_ref()
 }
 
-/// The requests whose quantities parse, as milli-values (a request that does not parse is
-/// skipped).
-fn parsed(requests: &BTreeMap<String, Quantity>) -> impl Iterator<Item = (&str, i64)> {
-    requests
-        .iter()
-        .filter_map(|(r, q)| milli_value(&q.0).ok().map(|v| (r.as_str(), v)))
+/// The milli-values of the request quantities one conversion has parsed, by their text: the pods
+/// of one workload share their template's requests, so a list of them parses each distinct
+/// spelling once (a look at the last few texts, compared in line, costs a fraction of a parse).
+/// A quantity's milli-value is its text's alone, so what is found here is what a parse gives.
+#[derive(Default)]
+struct ParsedRequests<'a> {
+    /// The last texts parsed and their milli-values; the first `filled` are set.
+    seen: [(&'a str, i64); 4],
+    filled: usize,
+    /// Where the next text parsed goes (the oldest, once all are set).
+    next: usize,
+}
+
+impl<'a> ParsedRequests<'a> {
+    /// The milli-value of `text`, or `None` when it does not parse.
+    #[inline]
+    fn milli(&mut self, text: &'a str) -> Option<i64> {
+        if let Some(&(_, v)) = self.seen[..self.filled]
+            .iter()
+            .find(|(seen, _)| same_name(seen, text))
+        {
+            return Some(v);
+        }
+        let v = milli_value(text).ok()?;
+        self.seen[self.next] = (text, v);
+        self.next = (self.next + 1) % self.seen.len();
+        self.filled = (self.filled + 1).min(self.seen.len());
+        Some(v)
+    }
+
+    /// The requests whose quantities parse, as milli-values (a request that does not parse is
+    /// skipped).
+    fn all<'s>(
+        &'s mut self,
+        requests: &'a BTreeMap<String, Quantity>,
+    ) -> impl Iterator<Item = (&'a str, i64)> + 's {
+        requests
+            .iter()
+            .filter_map(|(r, q)| self.milli(&q.0).map(|v| (r.as_str(), v)))
+    }
 }
 
 /// Makes `dst` the requests of container `c`.
-fn assign_container(dst: &mut ContainerRequests, c: &Container) {
+fn assign_container<'a>(
+    dst: &mut ContainerRequests,
+    c: &'a Container,
+    parsed: &mut ParsedRequests<'a>,
+) {
     set_text(&mut dst.name, &c.name);
     match requests_of(c.resources.as_ref()) {
-        Some(requests) => set_requests(&mut dst.requests, parsed(requests)),
+        Some(requests) => set_requests(&mut dst.requests, parsed.all(requests)),
         None => dst.requests.clear(),
     }
 }
@@ -682,7 +760,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn name_order_is_str_order() {
+    fn name_order_and_same_name_are_str_order_and_eq() {
         let names = [
             "",
             "a",
@@ -707,12 +785,13 @@ mod tests {
         for a in names {
             for b in names {
                 assert_eq!(name_order(a, b), a.cmp(b), "{a:?} vs {b:?}");
+                assert_eq!(same_name(a, b), a == b, "{a:?} vs {b:?}");
             }
         }
     }
 
     #[test]
-    fn name_order_of_names_of_one_length_is_str_order() {
+    fn name_order_and_same_name_of_names_of_one_length_are_str_order_and_eq() {
         // Every length to 20, each name against itself and against a copy differing in one
         // byte (lower, higher, a zero byte, 0xff), at every position.
         for len in 0..=20usize {
@@ -727,10 +806,13 @@ mod tests {
                     );
                     assert_eq!(name_order(x, y), x.cmp(y), "{x:?} vs {y:?}");
                     assert_eq!(name_order(y, x), y.cmp(x), "{y:?} vs {x:?}");
+                    assert!(!same_name(x, y) && !same_name(y, x), "{x:?} vs {y:?}");
                 }
             }
             let x = std::str::from_utf8(&base).unwrap();
             assert_eq!(name_order(x, x), std::cmp::Ordering::Equal, "{x:?}");
+            let copy = String::from_utf8(base.clone()).unwrap();
+            assert!(same_name(x, &copy), "{x:?}");
         }
         // Two differences: the first decides.
         for len in 2..=20usize {
@@ -882,6 +964,58 @@ mod tests {
         );
         let copies = copied_views(&fewer);
         assert_eq!(copies, fewer);
+    }
+
+    #[test]
+    fn requests_parsed_once_per_text_in_a_conversion_are_each_pods_own() {
+        // More distinct texts than the conversion keeps, alike in length and prefix, some that
+        // do not parse, in an order that drops each from the kept ones and finds it again.
+        let texts = [
+            "500m",
+            "501m",
+            "1Gi",
+            "1Mi",
+            "x",
+            "",
+            "536870912",
+            "536870913",
+            "0.5",
+            "1e3",
+        ];
+        let pods: Vec<Pod> = (0..60)
+            .map(|i| {
+                let (cpu, memory) = (
+                    texts[(i * 7) % texts.len()],
+                    texts[(i * 3 + 1) % texts.len()],
+                );
+                pod(serde_json::json!({
+                    "metadata": {"name": format!("web-{i:04}")},
+                    "spec": {"containers": [
+                        {"name": "app", "resources": {"requests": {"cpu": cpu, "memory": memory}}},
+                        {"name": "log", "resources": {"requests": {"cpu": memory}}}
+                    ]}
+                }))
+            })
+            .collect();
+        let views = pod_views(&pods);
+        for (view, pod) in views.iter().zip(&pods) {
+            assert_eq!(*view, PodView::from_pod(pod));
+            let containers = &pod.spec.as_ref().expect("spec").containers;
+            for (c, requests) in containers.iter().zip(&view.containers) {
+                let want: Vec<(String, i64)> = c
+                    .resources
+                    .as_ref()
+                    .expect("resources")
+                    .requests
+                    .as_ref()
+                    .expect("requests")
+                    .iter()
+                    .filter_map(|(r, q)| milli_value(&q.0).ok().map(|v| (r.clone(), v)))
+                    .collect();
+                assert_eq!(requests.requests, want, "{}", view.name);
+            }
+        }
+        assert_eq!(views.len(), pods.len());
     }
 
     #[test]

@@ -319,7 +319,10 @@ impl World {
                     window: window.clone(),
                     containers: containers
                         .into_iter()
-                        .map(|(name, usage)| ContainerMetrics { name, usage })
+                        .map(|(name, usage)| ContainerMetrics {
+                            name,
+                            usage: usage.into(),
+                        })
                         .collect(),
                 });
             }

@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 use std::time::Duration;
 
 use crate::time::Time;
-use crate::view::{ConditionStatus, PodMetric, PodPhase, PodView, Samples, name_order};
+use crate::view::{ConditionStatus, PodMetric, PodPhase, PodView, Samples, name_order, same_name};
 
 /// How many pods fall in each group for one metric.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -120,7 +120,13 @@ fn walk_in<'p>(
     for (at, pod) in pods {
         let mut sample = None;
         while let Some((name, s)) = iter.peek() {
-            match name_order(name, &pod.name) {
+            // A pod's own sample is the usual next one: found equal in line, ordered only if not.
+            let order = if same_name(name, &pod.name) {
+                Ordering::Equal
+            } else {
+                name_order(name, &pod.name)
+            };
+            match order {
                 Ordering::Less => {
                     visit(None, Some(s));
                     iter.next();
