@@ -2,10 +2,9 @@
 //! for the syntax upstream's `labels.Parse` accepts, so an invalid selector is caught with the
 //! `InvalidSelector` condition, and matching against pod labels.
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use crate::view::{name_order, same_name};
+use crate::view::same_name;
 
 /// One requirement of a selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -480,7 +479,14 @@ pub fn format(
 impl Selector {
     /// Whether a pod with these labels is selected.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let one_of = |vs: &[String], v: &str| vs.iter().any(|x| same_name(x, v));
+        let one_of = |vs: &[String], v: &str| {
+            for x in vs {
+                if same_name(x, v) {
+                    return true;
+                }
+            }
+            false
+        };
         self.0.iter().all(|r| match r {
             Requirement::Exists(k) => label(labels, k).is_some(),
             Requirement::DoesNotExist(k) => label(labels, k).is_none(),
@@ -510,10 +516,8 @@ fn label<'a>(labels: &'a BTreeMap<String, String>, key: &str) -> Option<&'a str>
         return labels.get(key).map(String::as_str);
     }
     for (k, v) in labels {
-        match name_order(k, key) {
-            Ordering::Less => {}
-            Ordering::Equal => return Some(v),
-            Ordering::Greater => return None,
+        if same_name(k, key) {
+            return Some(v);
         }
     }
     None

@@ -514,21 +514,24 @@ impl PodView {
             &mut self.name,
             pod.metadata.name.as_deref().unwrap_or_default(),
         );
+        // Compared in line: a `match` on strings calls `memcmp` per pod.
         self.phase = match status.and_then(|s| s.phase.as_deref()) {
-            Some("Pending") => PodPhase::Pending,
-            Some("Running") => PodPhase::Running,
-            Some("Succeeded") => PodPhase::Succeeded,
-            Some("Failed") => PodPhase::Failed,
+            Some(p) if same_name(p, "Running") => PodPhase::Running,
+            Some(p) if same_name(p, "Pending") => PodPhase::Pending,
+            Some(p) if same_name(p, "Succeeded") => PodPhase::Succeeded,
+            Some(p) if same_name(p, "Failed") => PodPhase::Failed,
             _ => PodPhase::Unknown,
         };
         self.ready = status
             .and_then(|s| s.conditions.as_ref())
-            .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+            .and_then(|cs| cs.iter().find(|c| same_name(&c.type_, "Ready")))
             .map(|c| ReadyCondition {
-                status: match c.status.as_str() {
-                    "True" => ConditionStatus::True,
-                    "False" => ConditionStatus::False,
-                    _ => ConditionStatus::Unknown,
+                status: if same_name(&c.status, "True") {
+                    ConditionStatus::True
+                } else if same_name(&c.status, "False") {
+                    ConditionStatus::False
+                } else {
+                    ConditionStatus::Unknown
                 },
                 last_transition: c.last_transition_time.as_ref().map(core_time),
             });
@@ -546,7 +549,11 @@ impl PodView {
             .and_then(|s| s.init_containers.as_deref())
             .unwrap_or_default()
             .iter()
-            .filter(|c| c.restart_policy.as_deref() == Some("Always"));
+            .filter(|c| {
+                c.restart_policy
+                    .as_deref()
+                    .is_some_and(|p| same_name(p, "Always"))
+            });
         refill(
             &mut self.sidecars,
             sidecars,
