@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `just bench [WHICH…]`: printed figures, no assertions (docs/performance.md).
-#   just bench                      every benchmark of harness/benches/corpus.rs
+#   just bench                      every benchmark of harness/benches/corpus.rs, then the heap
+#                                   allocations of the same work (harness/benches/allocations.rs)
 #   just bench corpus decision …    those named: corpus, decision, upstream, upstream-corpus, fuzz
 #   just bench callgrind [N]        instructions per decision under valgrind (harness/benches/callgrind.sh)
 #   just bench kind-scale [HPAS]    the scale benchmark on kind, kube-controller-manager's HPA
@@ -16,5 +17,5 @@ case "${1:-}" in
   kind-scale) shift; exec kind-config/scripts/kind-scale.sh "$@" ;;
   kind-jobs) shift; exec kind-config/scripts/kind-jobs.sh "$@" ;;
   callgrind) shift; exec harness/benches/callgrind.sh "$@" ;;
-  *) exec cargo bench -p hpa-harness --bench corpus -- "$@" ;;
+  *) exec cargo bench -p hpa-harness --bench corpus --bench allocations -- "$@" ;;
 esac
