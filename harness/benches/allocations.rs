@@ -17,24 +17,31 @@ use common::{TickFixture, decision_fixture, decision_step, tick_fixture};
 static GLOBAL: StatsAlloc<mimalloc::MiMalloc> = StatsAlloc::new(mimalloc::MiMalloc);
 
 /// Allocations and reallocations per run of `work`, over `runs` runs after as many to warm up
-/// (the buffers a reconcile hands back serve the next).
-fn per_run(runs: usize, mut work: impl FnMut(usize)) -> f64 {
-    for i in 0..runs {
-        work(i);
+/// (the buffers a reconcile hands back serve the next); each run's input is made by `prepare`,
+/// outside what is counted.
+fn per_run<S>(runs: usize, mut prepare: impl FnMut() -> S, mut work: impl FnMut(S, usize)) -> f64 {
+    let mut counted = 0usize;
+    for i in 0..2 * runs {
+        let input = prepare();
+        let region = Region::new(&GLOBAL);
+        work(input, i);
+        let stats = region.change();
+        if i >= runs {
+            counted += stats.allocations + stats.reallocations;
+        }
     }
-    let region = Region::new(&GLOBAL);
-    for i in runs..2 * runs {
-        work(i);
-    }
-    let stats = region.change();
-    (stats.allocations + stats.reallocations) as f64 / runs as f64
+    counted as f64 / runs as f64
 }
 
 fn count_decision() {
     let mut f = decision_fixture();
     let runs = 10_000;
     let mut sink = 0i64;
-    let per = per_run(runs, |i| sink += i64::from(decision_step(&mut f, i)));
+    let per = per_run(
+        runs,
+        || (),
+        |(), i| sink += i64::from(decision_step(&mut f, i)),
+    );
     println!(
         "allocations: decision (100 pods x 3 metrics, behavior on, views in): {per:.1} heap allocations per decision ({runs} runs; checksum {sink})"
     );
@@ -49,35 +56,26 @@ fn count_reconcile() {
     let fresh = CoreSession::new(settings, seeded_memory(&case));
     let runs = 5_000;
     let mut sink = 0i64;
-    // As `corpus.rs` times it: each reconcile in a copy of a fresh session, made (and dropped)
-    // outside what is counted; the first `runs` warm the buffers a reconcile hands back.
-    let mut counted = 0usize;
-    for i in 0..2 * runs {
-        let mut session = fresh.clone();
-        let region = Region::new(&GLOBAL);
-        let outcome = session.tick(&snapshot).expect("core tick");
-        let stats = region.change();
-        if i >= runs {
-            counted += stats.allocations + stats.reallocations;
-        }
-        sink += i64::from(outcome.status.desired_replicas);
-    }
-    let per = counted as f64 / runs as f64;
+    // As `corpus.rs` times it: each reconcile in a copy of a fresh session.
+    let per = per_run(
+        runs,
+        || fresh.clone(),
+        |mut session, _| {
+            let outcome = session.tick(&snapshot).expect("core tick");
+            sink += i64::from(outcome.status.desired_replicas);
+        },
+    );
     println!(
         "allocations: reconcile from objects (100 pods x 3 metrics, Pods and metrics API answers in): {per:.1} heap allocations per reconcile ({runs} runs; checksum {sink})"
     );
 }
 
 fn main() {
-    let words: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let wanted = |name: &str| words.is_empty() || words.iter().any(|w| name.contains(w.as_str()));
-    if wanted("decision") {
+    let words = common::words();
+    if common::wanted(&words, "decision") {
         count_decision();
     }
-    if wanted("core-vs-upstream") {
+    if common::wanted(&words, "core-vs-upstream") {
         count_reconcile();
     }
 }

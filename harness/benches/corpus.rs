@@ -489,10 +489,7 @@ fn main() {
     // `cargo bench -p hpa-harness --bench corpus -- decision` runs only the benchmarks whose names
     // contain one of the given words (corpus, decision, upstream, fuzz); no word runs them all.
     // `upstream-corpus` is the corpus on upstream (also run by `corpus` and `upstream`).
-    let words: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
+    let words = common::words();
     if words.first().map(String::as_str) == Some("decision-loop") {
         let n = words.get(1).and_then(|n| n.parse().ok()).unwrap_or(1000);
         decision_loop(n);
@@ -503,7 +500,6 @@ fn main() {
         tick_loop(n);
         return;
     }
-    let wanted = |name: &str| words.is_empty() || words.iter().any(|w| name.contains(w.as_str()));
     let benches: [(&str, fn()); 5] = [
         ("corpus", bench_corpus),
         ("decision", bench_decision),
@@ -512,7 +508,7 @@ fn main() {
         ("fuzz", bench_fuzz),
     ];
     for (name, bench) in benches {
-        if wanted(name) {
+        if common::wanted(&words, name) {
             bench();
         }
     }

@@ -69,11 +69,6 @@ impl Usage {
         }
     }
 
-    /// `(resource, quantity)` in ascending name order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&String, &Quantity)> {
-        self.0.iter().map(|(r, q)| (r, q))
-    }
-
     /// The resource names, in ascending order.
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &String> {
         self.0.iter().map(|(r, _)| r)

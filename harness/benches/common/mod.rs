@@ -225,3 +225,17 @@ pub fn tick_fixture() -> TickFixture {
         snapshot,
     }
 }
+
+/// The words given on the command line (`cargo bench … -- decision upstream`), flags left out.
+pub fn words() -> Vec<String> {
+    std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect()
+}
+
+/// Whether the benchmark `name` is wanted: no word wants every one, else those whose names
+/// contain one of the words.
+pub fn wanted(words: &[String], name: &str) -> bool {
+    words.is_empty() || words.iter().any(|w| name.contains(w.as_str()))
+}
