@@ -10,7 +10,8 @@
 #
 # Build (see kind-config/README.md): Go binaries from the module proxy (Kubernetes + etcd from the
 # minor's wrapper module versions/<minor>/k8s — etcd from versions/<minor>/etcd when it has one —,
-# containerd, coredns) in parallel with a debootstrap of Debian;
+# containerd, and CoreDNS with the plugins kubeadm's Corefile uses: node/coredns.go in the module
+# versions/<minor>/coredns) in parallel with a debootstrap of Debian;
 # kind's base files from the sigs.k8s.io/kind module; a static pause of ours; the images kubeadm
 # expects, the workload image hpa-conformance/app:1 written as a docker archive and imported into
 # the node's containerd store by the same containerd, run on the host; the node root file system
@@ -50,7 +51,7 @@ CTRD_TAGS="no_btrfs no_devmapper no_zfs no_aufs"
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 pin_files() { # the selected minor's own files, by their names in its folder
   local f
-  for f in versions.env k8s/go.mod k8s/go.sum etcd/go.mod etcd/go.sum; do
+  for f in versions.env k8s/go.mod k8s/go.sum etcd/go.mod etcd/go.sum coredns/go.mod coredns/go.sum; do
     [ ! -f "$K8S_DIR/$f" ] || echo "$f"
   done
 }
@@ -58,7 +59,7 @@ input_files() { pin_files; (cd "$KIND_CONFIG_DIR" && printf '%s\n' scripts/node-
 hash_of() { # names from pin_files/input_files on stdin; extra strings as arguments
   local n
   { sort | while read -r n; do
-      case "$n" in versions.env | k8s/* | etcd/*) printf '%s  %s\n' "$(sha256sum <"$K8S_DIR/$n" | cut -c1-64)" "$n" ;;
+      case "$n" in versions.env | k8s/* | etcd/* | coredns/*) printf '%s  %s\n' "$(sha256sum <"$K8S_DIR/$n" | cut -c1-64)" "$n" ;;
         *) printf '%s  %s\n' "$(sha256sum <"$KIND_CONFIG_DIR/$n" | cut -c1-64)" "$n" ;;
       esac
     done
@@ -69,7 +70,7 @@ hash_of() { # names from pin_files/input_files on stdin; extra strings as argume
 keys() {
   local input go rootfs
   input=$(input_files | hash_of "$GO_VERSION")
-  go=$(pin_files | hash_of "$GO_VERSION" "$(k8s_ldflags)" "$CTRD_TAGS")
+  go=$( { pin_files; echo node/coredns.go; } | hash_of "$GO_VERSION" "$(k8s_ldflags)" "$CTRD_TAGS")
   rootfs=$(printf '%s\n' "$DEBIAN_SUITE" "$NODE_PACKAGES" "$MIRROR" minbase | sha256sum | cut -c1-12)
   echo "$input $go $rootfs"
 }
@@ -165,8 +166,23 @@ go_builds() {
     "github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_VERSION"
   echo "containerd $(since "$t")" >>"$LOGS/go-times"
   t=$(date +%s)
-  GOBIN=$out go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+  # CoreDNS: our main (node/coredns.go: the plugins of kubeadm's Corefile) in the minor's module,
+  # which pins github.com/coredns/coredns at COREDNS_VERSION and the graph that version's go.mod gives.
+  local dns=$WORK/coredns-src got
+  rm -rf "$dns"
+  mkdir -p "$dns"
+  cp "$K8S_DIR/coredns/go.mod" "$K8S_DIR/coredns/go.sum" "$dns/"
+  cp "$KIND_CONFIG_DIR/node/coredns.go" "$dns/main.go"
+  got=$(cd "$dns" && go list -mod=readonly -m -f '{{.Version}}' github.com/coredns/coredns)
+  [ "$got" = "$COREDNS_VERSION" ] || { echo "versions/$K8S_MINOR/coredns/go.mod pins coredns $got, versions.env $COREDNS_VERSION"; exit 1; }
+  (cd "$dns" && go build -mod=readonly -trimpath -ldflags "-s -w" -o "$out/coredns" .)
   echo "coredns $(since "$t")" >>"$LOGS/go-times"
+  # Every plugin kubeadm's Corefile names is in the binary (the prometheus directive is plugin metrics).
+  local plugins p
+  plugins=$("$out/coredns" -plugins)
+  for p in errors health ready kubernetes prometheus forward cache loop reload loadbalance; do
+    grep -qx "$p" <<<"$plugins" || { echo "coredns lacks plugin $p (node/coredns.go):"; echo "$plugins"; exit 1; }
+  done
   "$out/kubeadm" version -o short | grep -qx "$KUBE_VERSION" || { echo "kubeadm is not $KUBE_VERSION"; exit 1; }
   rm -rf "$GOBINS"
   mv "$out" "$GOBINS"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes the pins of the kind node image for one Kubernetes release into versions/<minor>/:
 #
-#   versions/gen.sh 1.37.2            # -> versions/1.37/{versions.env, k8s/go.mod, k8s/go.sum[, etcd/…]}
+#   versions/gen.sh 1.37.2            # -> versions/1.37/{versions.env, {k8s,coredns}/go.{mod,sum}[, etcd/…]}
 #   versions/gen.sh 1.38.1 --from 1.37
 #
 # Everything that depends on the release is read from k8s.io/kubernetes vX.Y.Z as the Go module
@@ -164,6 +164,24 @@ if $separate_etcd; then
   } >"$out/etcd/go.mod"
   (cd "$out/etcd" && go mod tidy)
 fi
+
+# --- coredns/go.mod: CoreDNS $coredns for ../../node/coredns.go (the plugins of kubeadm's Corefile) ----
+mkdir -p "$out/coredns"
+coredns_go=$(cd "$work" && go mod download -json "github.com/coredns/coredns@$coredns" | jq -r .GoMod | xargs go mod edit -json | jq -r .Go)
+{
+  echo "// CoreDNS $coredns of the kind node image for Kubernetes v$release (what its kubeadm deploys),"
+  echo "// built by kind-config/scripts/node-image.sh from kind-config/node/coredns.go: the plugins of the"
+  echo "// Corefile kubeadm writes, not every plugin upstream's main imports. The graph is the one"
+  echo "// github.com/coredns/coredns $coredns's go.mod gives. Written by kind-config/versions/gen.sh."
+  echo "module hpa-conformance/kind-config/coredns"
+  echo
+  go_lines "$coredns_go"
+  echo
+  echo "require github.com/coredns/coredns $coredns"
+} >"$out/coredns/go.mod"
+cp "$here/../node/coredns.go" "$out/coredns/main.go"
+(cd "$out/coredns" && go mod tidy)
+rm "$out/coredns/main.go"
 
 dest=$here/$minor
 rm -rf "$dest"
