@@ -177,11 +177,15 @@ go_builds() {
   [ "$got" = "$COREDNS_VERSION" ] || { echo "versions/$K8S_MINOR/coredns/go.mod pins coredns $got, versions.env $COREDNS_VERSION"; exit 1; }
   (cd "$dns" && go build -mod=readonly -trimpath -ldflags "-s -w" -o "$out/coredns" .)
   echo "coredns $(since "$t")" >>"$LOGS/go-times"
-  # Every plugin kubeadm's Corefile names is in the binary (the prometheus directive is plugin metrics).
-  local plugins p
+  # Every plugin of the Corefile this kubeadm writes (the server block of its dns addon manifest,
+  # read from the k8s.io/kubernetes module) is in the binary.
+  local plugins want p manifest
+  manifest=$(cd "$K8S_DIR/k8s" && go list -mod=readonly -m -f '{{.Dir}}' k8s.io/kubernetes)/cmd/kubeadm/app/phases/addons/dns/manifests.go
   plugins=$("$out/coredns" -plugins)
-  for p in errors health ready kubernetes prometheus forward cache loop reload loadbalance; do
-    grep -qx "$p" <<<"$plugins" || { echo "coredns lacks plugin $p (node/coredns.go):"; echo "$plugins"; exit 1; }
+  want=$(sed -n '/^    \.:53 {$/,/^    }$/s/^        \([a-z][a-z_0-9]*\).*/\1/p' "$manifest")
+  [ -n "$want" ] || { echo "no Corefile plugins read from $manifest"; exit 1; }
+  for p in $want; do
+    grep -qx "$p" <<<"$plugins" || { echo "coredns lacks plugin $p of kubeadm's Corefile (node/coredns.go):"; echo "$plugins"; exit 1; }
   done
   "$out/kubeadm" version -o short | grep -qx "$KUBE_VERSION" || { echo "kubeadm is not $KUBE_VERSION"; exit 1; }
   rm -rf "$GOBINS"
