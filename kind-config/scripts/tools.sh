@@ -11,9 +11,12 @@
 #            the default and the minor before it; older clusters (1.34 with 1.37's kubectl) are
 #            outside it, but the verbs the kind scripts use (get, wait, apply, create, delete, exec,
 #            logs, port-forward) work there. `docker exec <node> kubectl` has the cluster's own.
-# Each is rebuilt only when missing or of another version.
+# Each is rebuilt only when missing or of another version. `tools.sh --kind-only [VERSION]` builds
+# kind alone (CI's Go prebuild, before the node image that gives kubectl: scripts/go-prebuild.sh).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
+kind_only=false
+if [ "${1:-}" = --kind-only ]; then kind_only=true; shift; fi
 [ -z "${1:-}" ] || use_k8s_version "$1"
 
 t=$(date +%s)
@@ -32,6 +35,7 @@ if [ "$("$kind_bin" version 2>/dev/null | awk '{print $2}')" != "$KIND_VERSION" 
   log "kind built in $(since "$t") s"
 fi
 [ "$(readlink "$CACHE_BIN/kind" 2>/dev/null)" = "kind-$KIND_VERSION" ] || ln -sfn "kind-$KIND_VERSION" "$CACHE_BIN/kind"
+! $kind_only || exit 0
 
 t=$(date +%s)
 use_k8s_version "$KIND_K8S_DEFAULT"

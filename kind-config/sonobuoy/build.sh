@@ -6,8 +6,11 @@
 #                                      proxy does not list the module's versions, so the module is
 #                                      downloaded at its exact version and built in place)
 #   hpa-conformance/sonobuoy:v0.57.5   that binary alone FROM scratch, non-root (built once)
-# Prints the CLI's path.
+# Prints the CLI's path. `build.sh --cli-only` builds the CLI alone, with no Docker engine needed
+# (CI's Go prebuild: scripts/go-prebuild.sh).
 set -euo pipefail
+cli_only=false
+if [ "${1:-}" = --cli-only ]; then cli_only=true; fi
 source "$(dirname "$0")/../scripts/common.sh"
 version=v0.57.5
 module=github.com/vmware-tanzu/sonobuoy
@@ -27,7 +30,7 @@ if [ "$("$bin" version --short 2>/dev/null)" != "$version" ]; then
   rm -rf "$tmp"
   log "sonobuoy built in $(since "$t") s"
 fi
-if ! docker image inspect "$image" >/dev/null 2>&1; then
+if ! $cli_only && ! docker image inspect "$image" >/dev/null 2>&1; then
   context=$(mktemp -d)
   cp "$bin" "$context/sonobuoy"
   cat >"$context/Dockerfile" <<'DOCKERFILE'
