@@ -72,3 +72,4 @@ step just upstream-test
 step adapters
 step just kit-test
 step just k8shorizmetrics
+echo "go-prebuild: $SECONDS s in all" >&2
