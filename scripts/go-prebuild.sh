@@ -6,7 +6,7 @@
 #      each upstream adapter's release, the Go kit, the k8shorizmetrics example;
 #   2. the kind lane's host CLIs: kind, and the Sonobuoy CLI (kind-config/sonobuoy/build.sh);
 #   3. the upstream adapter's own Go tests (`just upstream-test`);
-#   4. the upstream adapter of every release (adapters/upstream/build.sh, cached by its inputs);
+#   4. the upstream adapter of every release (`just upstream-all`, each cached by its inputs);
 #   5. the Go kit's tests and the k8shorizmetrics example's two builds (`just kit-test`, `just
 #      k8shorizmetrics`).
 # Every later step that needs one of these finds it in its cache (the module cache, Go's build
@@ -58,18 +58,11 @@ modules() {
   download adapters/k8shorizmetrics
 }
 
-adapters() {
-  local v
-  for v in $(cd adapters/upstream/versions && ls -d 1.*/ | tr -d / | sort -V); do
-    adapters/upstream/build.sh "$v"
-  done
-}
-
 step modules
 step kind-config/scripts/tools.sh --kind-only
 step kind-config/sonobuoy/build.sh --cli-only >/dev/null
 step just upstream-test
-step adapters
+step just upstream-all
 step just kit-test
 step just k8shorizmetrics
 echo "go-prebuild: $SECONDS s in all" >&2
