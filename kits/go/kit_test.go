@@ -11,6 +11,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -240,6 +241,28 @@ func TestAScaleUpdateErrorFailsTheWriteAndRecordsNoScale(t *testing.T) {
 	w, _ = NewWorld(&tk, "default")
 	if _, err := w.Scales.Scales("default").Get(context.Background(), schema.GroupResource{Resource: "deployments"}, "web", metav1.GetOptions{}); err == nil || err.Error() != "no scale" {
 		t.Fatalf("want GET scale to fail with the tick's error, got %v", err)
+	}
+}
+
+func TestAnObjectMetricNamesTheDescribedObjectAndIsTheAPIsNotFoundWhenTheTickLacksIt(t *testing.T) {
+	var tk protocol.Tick
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(tick, "\n", "")), &tk); err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorld(&tk, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects := w.CustomMetrics.NamespacedMetrics("default")
+	v, err := objects.GetForObject(schema.GroupKind{Kind: "Service"}, "front", "rps", labels.Everything())
+	if err != nil || v.DescribedObject.Kind != "Service" || v.DescribedObject.Name != "front" || v.Value.String() != "20" {
+		t.Fatalf("want Service front's value 20, got %+v, %v", v, err)
+	}
+	delete(tk.Metrics.Object, "rps")
+	_, err = objects.GetForObject(schema.GroupKind{Kind: "Service"}, "front", "rps", labels.Everything())
+	// As the custom metrics API answers it (and the reference core and the mocked API word it).
+	if !apierrors.IsNotFound(err) || err.Error() != "the server could not find the metric rps for Service front" {
+		t.Fatalf("want the API's 404 naming Service front, got %v", err)
 	}
 }
 

@@ -11,17 +11,12 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/kubernetes/fake"
 	scalefake "k8s.io/client-go/scale/fake"
 	core "k8s.io/client-go/testing"
-	cmapi "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
-	emapi "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
 	metricsapi "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	metricsfake "k8s.io/metrics/pkg/client/clientset/versioned/fake"
 	cmfake "k8s.io/metrics/pkg/client/custom_metrics/fake"
@@ -93,7 +88,7 @@ func NewWorld(tick *protocol.Tick, namespace string) (*World, error) {
 	w.Kube.PrependReactor("update", "horizontalpodautoscalers", w.reactHPAUpdate)
 
 	w.Scales = &scalefake.FakeScaleClient{}
-	w.Scales.AddReactor("get", "*", w.reactGetScale)
+	w.Scales.AddReactor("get", "*", func(a core.Action) (bool, runtime.Object, error) { return ReactGetScale(w.Tick, a) })
 	w.Scales.AddReactor("update", "*", w.reactUpdateScale)
 
 	w.ResourceMetrics = &metricsfake.Clientset{}
@@ -125,9 +120,9 @@ func NewWorld(tick *protocol.Tick, namespace string) (*World, error) {
 		return true, list, nil
 	})
 	w.CustomMetrics = &cmfake.FakeCustomMetricsClient{}
-	w.CustomMetrics.AddReactor("get", "*", w.reactCustomMetric)
+	w.CustomMetrics.AddReactor("get", "*", func(a core.Action) (bool, runtime.Object, error) { return ReactCustomMetric(w.Tick, a) })
 	w.ExternalMetrics = &emfake.FakeExternalMetricsClient{}
-	w.ExternalMetrics.AddReactor("list", "*", w.reactExternalMetric)
+	w.ExternalMetrics.AddReactor("list", "*", func(a core.Action) (bool, runtime.Object, error) { return ReactExternalMetric(w.Tick, a) })
 	return w, nil
 }
 
@@ -201,20 +196,6 @@ func (w *World) reactHPAUpdate(action core.Action) (bool, runtime.Object, error)
 	return false, nil, nil // the tracker stores it too
 }
 
-func (w *World) reactGetScale(action core.Action) (bool, runtime.Object, error) {
-	t := w.Tick
-	if t.ScaleError != nil {
-		return true, nil, errors.New(*t.ScaleError)
-	}
-	if t.Scale == nil {
-		return true, nil, errors.New("the harness sent no scale")
-	}
-	s := t.Scale.DeepCopy()
-	s.Name = action.(core.GetAction).GetName()
-	s.Namespace = action.GetNamespace()
-	return true, s, nil
-}
-
 func (w *World) reactUpdateScale(action core.Action) (bool, runtime.Object, error) {
 	if e := w.Tick.ScaleUpdateError; e != nil {
 		return true, nil, errors.New(*e)
@@ -226,77 +207,6 @@ func (w *World) reactUpdateScale(action core.Action) (bool, runtime.Object, erro
 	replicas := s.Spec.Replicas
 	w.scaledTo = &replicas
 	return true, s.DeepCopy(), nil
-}
-
-func (w *World) reactCustomMetric(action core.Action) (bool, runtime.Object, error) {
-	get, ok := action.(cmfake.GetForAction)
-	if !ok {
-		return true, nil, fmt.Errorf("unexpected custom metrics action %T", action)
-	}
-	name := get.GetMetricName()
-	if get.GetName() == "*" {
-		// Per-pod values of the selected pods (a Pods metric).
-		answer, found := w.Tick.Metrics.Pods[name]
-		list := &cmapi.MetricValueList{}
-		if !found {
-			return true, list, nil
-		}
-		if answer.Error != nil {
-			return true, nil, errors.New(*answer.Error)
-		}
-		for _, v := range answer.Items {
-			list.Items = append(list.Items, cmapi.MetricValue{
-				DescribedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Name: v.Pod, Namespace: action.GetNamespace()},
-				Metric:          cmapi.MetricIdentifier{Name: name},
-				Timestamp:       v.Timestamp,
-				WindowSeconds:   v.WindowSeconds,
-				Value:           v.Value,
-			})
-		}
-		return true, list, nil
-	}
-	// One described object's value (an Object metric).
-	answer, found := w.Tick.Metrics.Object[name]
-	if found && answer.Error != nil {
-		return true, nil, errors.New(*answer.Error)
-	}
-	if !found || answer.Value == nil {
-		return true, nil, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status:  metav1.StatusFailure,
-			Code:    404,
-			Reason:  metav1.StatusReasonNotFound,
-			Message: fmt.Sprintf("the server could not find the metric %s for %s", name, get.GetName()),
-		}}
-	}
-	v := answer.Value
-	return true, &cmapi.MetricValueList{Items: []cmapi.MetricValue{{
-		DescribedObject: corev1.ObjectReference{Name: get.GetName(), Namespace: action.GetNamespace()},
-		Metric:          cmapi.MetricIdentifier{Name: name},
-		Timestamp:       v.Timestamp,
-		WindowSeconds:   v.WindowSeconds,
-		Value:           v.Value,
-	}}}, nil
-}
-
-func (w *World) reactExternalMetric(action core.Action) (bool, runtime.Object, error) {
-	name := action.GetResource().Resource
-	list := &emapi.ExternalMetricValueList{}
-	answer, found := w.Tick.Metrics.External[name]
-	if !found {
-		return true, list, nil
-	}
-	if answer.Error != nil {
-		return true, nil, errors.New(*answer.Error)
-	}
-	for _, v := range answer.Items {
-		list.Items = append(list.Items, emapi.ExternalMetricValue{
-			MetricName:    name,
-			Timestamp:     v.Timestamp,
-			WindowSeconds: v.WindowSeconds,
-			Value:         v.Value,
-		})
-	}
-	return true, list, nil
 }
 
 // Recorder is a client-go record.EventRecorder that keeps the events of one tick, in order.

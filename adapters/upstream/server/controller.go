@@ -6,7 +6,9 @@ package server
 // (pkg/controller/podautoscaler/horizontal_test.go) do it: client-go's fake clientset for HPA
 // status writes, client-go's fake scale client, the k8s.io/metrics fakes behind the real
 // metrics.NewRESTMetricsClient, informers from a SharedInformerFactory over the fake clientset.
-// The "world" each fake answers from is the current tick's message.
+// The "world" each fake answers from is the current tick's message; the scale GET and the custom
+// and external metrics answers are the Go kit's (kit.React*), so every Go implementation the
+// harness drives sees the same answers.
 
 import (
 	"bytes"
@@ -19,7 +21,6 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,14 +33,13 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubernetes/pkg/controller/podautoscaler"
 	"k8s.io/kubernetes/pkg/controller/podautoscaler/metrics"
-	cmapi "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
-	emapi "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
 	metricsapi "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	metricsfake "k8s.io/metrics/pkg/client/clientset/versioned/fake"
 	resourceclient "k8s.io/metrics/pkg/client/clientset/versioned/typed/metrics/v1beta1"
 	cmfake "k8s.io/metrics/pkg/client/custom_metrics/fake"
 	emfake "k8s.io/metrics/pkg/client/external_metrics/fake"
 
+	kit "hpa-conformance/kits/go"
 	"hpa-conformance/kits/go/protocol"
 )
 
@@ -74,7 +74,7 @@ type harness struct {
 	attempts int // UPDATE scale attempts this tick
 	scaledTo *int32
 	status   *autoscalingv2.HorizontalPodAutoscalerStatus
-	events   []protocol.Event
+	events   kit.Recorder // the events the controller recorded
 }
 
 func newHarness(ctx context.Context, s controllerSettings) *harness {
@@ -91,16 +91,16 @@ func newHarness(ctx context.Context, s controllerSettings) *harness {
 
 	// The scale subresource.
 	h.scaleClient = &scalefake.FakeScaleClient{}
-	h.scaleClient.AddReactor("get", "*", h.reactGetScale)
+	h.scaleClient.AddReactor("get", "*", func(a core.Action) (bool, runtime.Object, error) { return kit.ReactGetScale(h.tick, a) })
 	h.scaleClient.AddReactor("update", "*", h.reactUpdateScale)
 
 	// The metrics APIs.
 	h.resClient = &metricsfake.Clientset{}
 	h.resClient.AddReactor("list", "pods", h.reactListPodMetrics)
 	h.cmClient = &cmfake.FakeCustomMetricsClient{}
-	h.cmClient.AddReactor("get", "*", h.reactCustomMetric)
+	h.cmClient.AddReactor("get", "*", func(a core.Action) (bool, runtime.Object, error) { return kit.ReactCustomMetric(h.tick, a) })
 	h.emClient = &emfake.FakeExternalMetricsClient{}
-	h.emClient.AddReactor("list", "*", h.reactExternalMetric)
+	h.emClient.AddReactor("list", "*", func(a core.Action) (bool, runtime.Object, error) { return kit.ReactExternalMetric(h.tick, a) })
 	metricsClient := metrics.NewRESTMetricsClient(
 		unfilteredPodMetrics{fake: h.resClient},
 		h.cmClient,
@@ -129,7 +129,7 @@ func newHarness(ctx context.Context, s controllerSettings) *harness {
 	// Record events synchronously, exactly as the controller emits them. (The real broadcaster
 	// would deliver them asynchronously and its correlator merges repeated events into PATCHes
 	// and aggregates; the protocol asks for the events the controller recorded.)
-	h.ctrl.HPAAdapterSetEventRecorder(h)
+	h.ctrl.HPAAdapterSetEventRecorder(&h.events)
 	podautoscaler.HPAAdapterSetScaleUpLimit(s.scaleUpLimitFactor, s.scaleUpLimitMinimum)
 	h.podIndexer = podInformer.Informer().GetIndexer()
 	return h
@@ -142,7 +142,7 @@ func (h *harness) load(tick *protocol.Tick, fault scaleUpdateFault, namespace st
 	h.attempts = 0
 	h.scaledTo = nil
 	h.status = nil
-	h.events = nil
+	h.events = kit.Recorder{}
 	h.kubeClient.ClearActions()
 	h.scaleClient.ClearActions()
 	h.resClient.ClearActions()
@@ -200,35 +200,7 @@ func (h *harness) reactHPAUpdate(action core.Action) (bool, runtime.Object, erro
 	return true, hpa.DeepCopy(), nil
 }
 
-// ---- events ----
-
-func (h *harness) Event(object runtime.Object, eventtype, reason, message string) {
-	h.events = append(h.events, protocol.Event{Type: eventtype, Reason: reason, Message: message})
-}
-
-func (h *harness) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{}) {
-	h.Event(object, eventtype, reason, fmt.Sprintf(messageFmt, args...))
-}
-
-func (h *harness) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...interface{}) {
-	h.Eventf(object, eventtype, reason, messageFmt, args...)
-}
-
 // ---- scale subresource ----
-
-func (h *harness) reactGetScale(action core.Action) (bool, runtime.Object, error) {
-	t := h.tick
-	if t.ScaleError != nil {
-		return true, nil, errors.New(*t.ScaleError)
-	}
-	if t.Scale == nil {
-		return true, nil, errors.New("the harness sent no scale")
-	}
-	s := t.Scale.DeepCopy()
-	s.Name = action.(core.GetAction).GetName()
-	s.Namespace = action.GetNamespace()
-	return true, s, nil
-}
 
 func (h *harness) reactUpdateScale(action core.Action) (bool, runtime.Object, error) {
 	h.attempts++
@@ -368,94 +340,6 @@ func (u unfilteredPodMetricsList) List(ctx context.Context, opts metav1.ListOpti
 		return nil, fmt.Errorf("unexpected object %T in pod metrics list", obj)
 	}
 	return list, nil
-}
-
-// ---- custom.metrics.k8s.io ----
-
-func (h *harness) reactCustomMetric(action core.Action) (bool, runtime.Object, error) {
-	get, ok := action.(cmfake.GetForAction)
-	if !ok {
-		return true, nil, fmt.Errorf("unexpected custom metrics action %T", action)
-	}
-	name := get.GetMetricName()
-	if get.GetName() == "*" {
-		// Per-pod values of the selected pods (a Pods metric).
-		answer, found := h.tick.Metrics.Pods[name]
-		list := &cmapi.MetricValueList{}
-		if !found {
-			return true, list, nil
-		}
-		if answer.Error != nil {
-			return true, nil, errors.New(*answer.Error)
-		}
-		for _, v := range answer.Items {
-			list.Items = append(list.Items, cmapi.MetricValue{
-				DescribedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Name: v.Pod, Namespace: action.GetNamespace()},
-				Metric:          cmapi.MetricIdentifier{Name: name},
-				Timestamp:       v.Timestamp,
-				WindowSeconds:   v.WindowSeconds,
-				Value:           v.Value,
-			})
-		}
-		return true, list, nil
-	}
-
-	// The value of one described object (an Object metric).
-	answer, found := h.tick.Metrics.Object[name]
-	if found && answer.Error != nil {
-		return true, nil, errors.New(*answer.Error)
-	}
-	if !found || answer.Value == nil {
-		kind, objName := h.describedObject(name, get.GetName())
-		return true, nil, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status:  metav1.StatusFailure,
-			Code:    404,
-			Reason:  metav1.StatusReasonNotFound,
-			Message: fmt.Sprintf("the server could not find the metric %s for %s %s", name, kind, objName),
-		}}
-	}
-	v := answer.Value
-	kind, objName := h.describedObject(name, get.GetName())
-	return true, &cmapi.MetricValueList{Items: []cmapi.MetricValue{{
-		DescribedObject: corev1.ObjectReference{Kind: kind, Name: objName, Namespace: action.GetNamespace()},
-		Metric:          cmapi.MetricIdentifier{Name: name},
-		Timestamp:       v.Timestamp,
-		WindowSeconds:   v.WindowSeconds,
-		Value:           v.Value,
-	}}}, nil
-}
-
-// describedObject finds the kind and name of the object an Object metric of the HPA describes.
-func (h *harness) describedObject(metricName, fallbackName string) (string, string) {
-	for _, m := range h.tick.HPA.Spec.Metrics {
-		if m.Type == autoscalingv2.ObjectMetricSourceType && m.Object != nil && m.Object.Metric.Name == metricName {
-			return m.Object.DescribedObject.Kind, m.Object.DescribedObject.Name
-		}
-	}
-	return "object", fallbackName
-}
-
-// ---- external.metrics.k8s.io ----
-
-func (h *harness) reactExternalMetric(action core.Action) (bool, runtime.Object, error) {
-	name := action.GetResource().Resource
-	list := &emapi.ExternalMetricValueList{}
-	answer, found := h.tick.Metrics.External[name]
-	if !found {
-		return true, list, nil
-	}
-	if answer.Error != nil {
-		return true, nil, errors.New(*answer.Error)
-	}
-	for _, v := range answer.Items {
-		list.Items = append(list.Items, emapi.ExternalMetricValue{
-			MetricName:    name,
-			Timestamp:     v.Timestamp,
-			WindowSeconds: v.WindowSeconds,
-			Value:         v.Value,
-		})
-	}
-	return true, list, nil
 }
 
 // ---- helpers ----

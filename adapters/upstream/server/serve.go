@@ -161,7 +161,7 @@ func (s *session) Decide(tick *protocol.Tick, message []byte) (protocol.Result, 
 	// What the reconcile set going in the controller's goroutines settles before the answer.
 	synctest.Wait()
 
-	res := protocol.Result{Kind: "result", T: tick.T, ScaledTo: h.scaledTo, Events: h.events}
+	res := protocol.Result{Kind: "result", T: tick.T, ScaledTo: h.scaledTo, Events: h.events.Events}
 	if h.status != nil {
 		res.Status = protocol.Status(*h.status)
 	} else {
