@@ -352,12 +352,8 @@ pub async fn replica_set_revisions(
     ))
 }
 
-/// Creates the HPA.
-pub async fn create_hpa(
-    client: &Client,
-    ns: &str,
-    hpa: &HorizontalPodAutoscaler,
-) -> KubeResult<()> {
+/// The HPA as the lane creates it: in `ns`, labelled as the lane's, without a status.
+fn managed_hpa(hpa: &HorizontalPodAutoscaler, ns: &str) -> HorizontalPodAutoscaler {
     let mut hpa = hpa.clone();
     hpa.metadata.namespace = Some(ns.to_string());
     hpa.metadata
@@ -365,8 +361,17 @@ pub async fn create_hpa(
         .get_or_insert_with(Default::default)
         .insert(MANAGED_LABEL.into(), MANAGED_BY.into());
     hpa.status = None;
+    hpa
+}
+
+/// Creates the HPA.
+pub async fn create_hpa(
+    client: &Client,
+    ns: &str,
+    hpa: &HorizontalPodAutoscaler,
+) -> KubeResult<()> {
     let api: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
-    api.create(&PostParams::default(), &hpa)
+    api.create(&PostParams::default(), &managed_hpa(hpa, ns))
         .await
         .map_err(err("creating the HPA"))?;
     Ok(())
@@ -380,15 +385,11 @@ pub async fn try_create_hpa(
     ns: &str,
     hpa: &HorizontalPodAutoscaler,
 ) -> KubeResult<Option<String>> {
-    let mut hpa = hpa.clone();
-    hpa.metadata.namespace = Some(ns.to_string());
-    hpa.metadata
-        .labels
-        .get_or_insert_with(Default::default)
-        .insert(MANAGED_LABEL.into(), MANAGED_BY.into());
-    hpa.status = None;
     let api: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
-    match api.create(&PostParams::default(), &hpa).await {
+    match api
+        .create(&PostParams::default(), &managed_hpa(hpa, ns))
+        .await
+    {
         Ok(_) => Ok(None),
         Err(kube::Error::Api(status)) if status.code == 422 || status.code == 400 => {
             Ok(Some(status.message.clone()))
