@@ -83,9 +83,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 stub_selector=
 if [ -n "$current" ]; then
-  kcm_args=$(kubectl -n kube-system get pods -l component=kube-controller-manager -o jsonpath='{.items[0].spec.containers[0].command}')
-  grep -q -- 'horizontal-pod-autoscaler-sync-period=3s' <<<"$kcm_args" || die "the cluster is not an x5 one"
-  if grep -q -- '-horizontal-pod-autoscaler-controller' <<<"$kcm_args"; then
+  grep -q -- 'horizontal-pod-autoscaler-sync-period=3s' <<<"$(kcm_field '.spec.containers[0].command')" ||
+    die "the cluster is not an x5 one"
+  if kcm_hpa_is_off; then
     controllers=reference
   else
     controllers=kcm
@@ -130,7 +130,7 @@ sa_of() { # the service account whose requests the controller's HPA work makes
 }
 controller_ready() {
   case $1 in
-    kcm) [ "$(kubectl -n kube-system get pods -l component=kube-controller-manager -o jsonpath='{.items[0].status.containerStatuses[0].ready}' 2>/dev/null)" = true ] ;;
+    kcm) [ "$(kcm_field '.status.containerStatuses[0].ready')" = true ] ;;
     reference)
       [ "$(kubectl -n hpa-reference get deploy hpa-reference -o jsonpath='{.status.readyReplicas}' 2>/dev/null)" = 2 ] &&
         [ -n "$(kubectl -n hpa-reference get lease hpa-reference -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)" ] ;;
@@ -149,9 +149,7 @@ leader_pid() {
 }
 switch_to_reference() {
   log "switching kube-controller-manager's HPA controller off, deploying the reference"
-  local args
-  args=$(kubectl -n kube-system get pods -l component=kube-controller-manager -o jsonpath='{.items[0].spec.containers[0].command}')
-  grep -q -- '-horizontal-pod-autoscaler-controller' <<<"$args" || kcm_hpa_off "$node"
+  kcm_hpa_is_off || kcm_hpa_off "$node"
   "$KIND_CONFIG_DIR/reference/deploy.sh" 5
 }
 

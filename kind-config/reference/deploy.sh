@@ -21,13 +21,12 @@ case $scale in
 esac
 
 # Two HPA controllers would fight over every HPA: refuse a cluster whose KCM runs its own.
-kcm=$(kubectl -n kube-system get pods -l component=kube-controller-manager -o jsonpath='{.items[0].spec.containers[0].command}')
-if ! grep -q -- '-horizontal-pod-autoscaler-controller' <<<"$kcm"; then
+if ! kcm_hpa_is_off; then
   log "kube-controller-manager runs its HPA controller on this cluster: use \`just kind-up cluster-x5-no-hpa.yaml\` (or cluster-no-hpa.yaml)"
   exit 1
 fi
 case $scale in
-  5) grep -q -- 'horizontal-pod-autoscaler-sync-period=3s' <<<"$kcm" || { log "the cluster is not the x5 config (cluster-x5-no-hpa.yaml)"; exit 1; } ;;
+  5) grep -q -- 'horizontal-pod-autoscaler-sync-period=3s' <<<"$(kcm_field '.spec.containers[0].command')" || { log "the cluster is not the x5 config (cluster-x5-no-hpa.yaml)"; exit 1; } ;;
 esac
 
 "$here/../metrics-stub/deploy.sh"

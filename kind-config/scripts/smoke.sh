@@ -23,10 +23,10 @@ kubectl wait --for=condition=Ready node -l "type!=hpa-conformance-sim" --timeout
 kubectl -n kube-system wait --for=condition=Ready pod --all --timeout=60s >/dev/null
 log "node Ready ($(kubectl get nodes --no-headers | awk '{print $1, $5}')); $(kubectl -n kube-system get pods --no-headers | wc -l) kube-system pods Ready"
 
-kcm_cmd=$(kubectl -n kube-system get pod -l component=kube-controller-manager -o jsonpath='{.items[0].spec.containers[0].command}' | jq -r '.[]')
+kcm_cmd=$(kcm_field '.spec.containers[0].command' | jq -r '.[]')
 hpa_flags=$(grep -E -- '--(horizontal-pod-autoscaler|controllers=)' <<<"$kcm_cmd" | tr '\n' ' ' || true)
 log "KCM flags: ${hpa_flags:-(HPA defaults)}"
-if grep -q -- '-horizontal-pod-autoscaler-controller' <<<"$kcm_cmd"; then hpa_on=false; else hpa_on=true; fi
+if kcm_hpa_is_off; then hpa_on=false; else hpa_on=true; fi
 sync=$(grep -oE -- '--horizontal-pod-autoscaler-sync-period=[^ ]+' <<<"$kcm_cmd" | cut -d= -f2 || true)
 
 kubectl delete namespace "$NS" --ignore-not-found --wait=true >/dev/null
