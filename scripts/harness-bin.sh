@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The release harness binary the scripts and recipes run (the upstream corpus, fuzzing, kind-jobs,
 # figures): prints its path. $HPA_CONFORMANCE_BIN when set — a build at hand; CI points it at the
-# static build `just images` made (kind-config/scripts/static-build.sh), so the harness is not
-# compiled a second time for glibc — else the release build, built first when it is not current.
+# static binary of the harness image (`kind-config/scripts/image.sh --binary harness FILE`), so the
+# harness is not compiled a second time — else the release build, built first when it is not current.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [ -n "${HPA_CONFORMANCE_BIN:-}" ]; then

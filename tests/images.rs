@@ -2,7 +2,8 @@
 //! Docker engine (nothing is pulled): the metrics stub image serves its three APIs over TLS, and
 //! the controller image starts as its non-root user on a read-only root file system with every
 //! capability dropped and answers `/healthz`; the harness image runs its baked-in corpus on the
-//! same terms and reports the corpus its labels name. They need the images and an engine, so `cargo test`
+//! same terms and reports the corpus its labels name; `image.sh --binary` copies an image's own
+//! binary out of it. They need the images and an engine, so `cargo test`
 //! lists them as ignored; `just image-test` (which CI runs after `just images`) runs them.
 
 use std::io::{Read, Write};
@@ -332,5 +333,44 @@ async fn the_harness_image_runs_its_baked_in_corpus_and_reports_the_corpus_its_l
 fn set_readable(path: &Path) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))?;
+    Ok(())
+}
+
+#[test]
+#[ignore = "needs `just images` and a Docker engine: run `just image-test`"]
+fn image_sh_binary_copies_the_images_own_binary_out_instead_of_building_it() -> anyhow::Result<()> {
+    // What CI runs the upstream corpus and fuzzing with (`image.sh --binary harness FILE`): after
+    // `just images`, the image for the current inputs exists, so the binary comes out of it.
+    let dir = std::env::temp_dir().join(format!("image-binary-{}", std::process::id()));
+    let file = dir.join("hpa-conformance");
+    let out = std::process::Command::new(
+        hpa_conformance_tests::root().join("kind-config/scripts/image.sh"),
+    )
+    .args(["--binary", "harness"])
+    .arg(&file)
+    .output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        file.display().to_string()
+    );
+    assert!(
+        stderr.contains("copied out of hpa-conformance/harness:src-"),
+        "{stderr}"
+    );
+    // The very binary the image holds: its hash is the image's `hpa-conformance.binary` label.
+    let sum = std::process::Command::new("sha256sum")
+        .arg(&file)
+        .output()?;
+    let sum = String::from_utf8_lossy(&sum.stdout);
+    let label = image_label("hpa-conformance/harness:dev", "hpa-conformance.binary")?;
+    assert_eq!(&sum[..12], label, "{sum}");
+    let version = std::process::Command::new(&file)
+        .arg("--version")
+        .output()?;
+    assert!(version.status.success());
+    assert!(String::from_utf8_lossy(&version.stdout).starts_with("hpa-conformance "));
+    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

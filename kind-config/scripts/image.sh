@@ -13,9 +13,21 @@
 # kind-config/scripts/static-build.sh: one cargo invocation for all three (shared dependencies
 # compile once), which installs the musl target and musl-tools when missing.
 # Prints one line per image: `<repo>:<binary hash> (also :dev): <bytes> bytes (<KiB> KiB)`.
+#
+# `image.sh --binary NAME FILE` writes NAME's static binary for the current inputs to FILE, without
+# building an image: copied out of the image with the inputs' tag when there is one (what a warm CI
+# run has: the binary static-build.sh would compile again, ~6 min, since CI prunes the workspace's
+# own artefacts), else built by static-build.sh. CI runs the upstream corpus and fuzzing with the
+# harness it writes (scripts/harness-bin.sh, HPA_CONFORMANCE_BIN).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
 
+binary_to=
+if [ "${1:-}" = --binary ]; then
+  [ $# = 3 ] || { echo "usage: image.sh --binary NAME FILE" >&2; exit 2; }
+  binary_to=$(realpath -m -- "$3") # FILE as given, before the cd below
+  set -- "$2"
+fi
+cd "$(dirname "$0")/../.."
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(metrics-stub reference harness)
 
@@ -52,6 +64,29 @@ report() {
   size=$(docker image inspect -f '{{.Size}}' "$ref")
   echo "${ref} (also :dev): $size bytes ($((size / 1024)) KiB)"
 }
+
+if [ -n "$binary_to" ]; then
+  load_spec "${names[0]}"
+  # shellcheck disable=SC2086
+  image="$repo:src-$(inputs_key "$dockerfile" $folders)"
+  mkdir -p "$(dirname "$binary_to")"
+  if docker image inspect "$image" >/dev/null 2>&1; then
+    container=$(docker create "$image")
+    copied=0
+    docker cp -q "$container:/$binary" "$binary_to.part" || copied=$?
+    docker rm "$container" >/dev/null
+    [ "$copied" = 0 ] || { echo "image.sh: could not copy /$binary out of $image" >&2; exit 1; }
+    mv "$binary_to.part" "$binary_to"
+    echo "image.sh: $binary_to copied out of $image (no build)" >&2
+  else
+    out=$(kind-config/scripts/static-build.sh)
+    cp "$out/$binary" "$binary_to.part"
+    mv "$binary_to.part" "$binary_to"
+    echo "image.sh: no image $image: $binary_to built by static-build.sh" >&2
+  fi
+  echo "$binary_to"
+  exit 0
+fi
 
 todo=()
 declare -A key
