@@ -83,9 +83,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 stub_selector=
 if [ -n "$current" ]; then
-  grep -q -- 'horizontal-pod-autoscaler-sync-period=3s' <<<"$(kcm_field '.spec.containers[0].command')" ||
-    die "the cluster is not an x5 one"
-  if kcm_hpa_is_off; then
+  kcm_args=$(kcm_field '.spec.containers[0].command')
+  grep -q -- 'horizontal-pod-autoscaler-sync-period=3s' <<<"$kcm_args" || die "the cluster is not an x5 one"
+  if kcm_hpa_is_off "$kcm_args"; then
     controllers=reference
   else
     controllers=kcm

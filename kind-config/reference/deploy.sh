@@ -21,12 +21,13 @@ case $scale in
 esac
 
 # Two HPA controllers would fight over every HPA: refuse a cluster whose KCM runs its own.
-if ! kcm_hpa_is_off; then
+kcm=$(kcm_field '.spec.containers[0].command')
+if ! kcm_hpa_is_off "$kcm"; then
   log "kube-controller-manager runs its HPA controller on this cluster: use \`just kind-up cluster-x5-no-hpa.yaml\` (or cluster-no-hpa.yaml)"
   exit 1
 fi
 case $scale in
-  5) grep -q -- 'horizontal-pod-autoscaler-sync-period=3s' <<<"$(kcm_field '.spec.containers[0].command')" || { log "the cluster is not the x5 config (cluster-x5-no-hpa.yaml)"; exit 1; } ;;
+  5) grep -q -- 'horizontal-pod-autoscaler-sync-period=3s' <<<"$kcm" || { log "the cluster is not the x5 config (cluster-x5-no-hpa.yaml)"; exit 1; } ;;
 esac
 
 "$here/../metrics-stub/deploy.sh"

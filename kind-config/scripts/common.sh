@@ -162,9 +162,10 @@ kcm_hpa_off() {
     '-horizontal-pod-autoscaler-controller' "without its HPA controller"
 }
 
-# Whether kube-controller-manager runs without its HPA controller (what kcm_hpa_off leaves).
+# Whether kube-controller-manager runs without its HPA controller (what kcm_hpa_off leaves): read
+# from its command $1 when the caller has it (kcm_field '.spec.containers[0].command'), else asked.
 kcm_hpa_is_off() {
-  grep -qF -- '-horizontal-pod-autoscaler-controller' <<<"$(kcm_field '.spec.containers[0].command')"
+  grep -qF -- '-horizontal-pod-autoscaler-controller' <<<"${1-$(kcm_field '.spec.containers[0].command')}"
 }
 
 # `--kube-api-qps=$1 --kube-api-burst=<2 × $1>`: the client rate limit kind-scale gives both

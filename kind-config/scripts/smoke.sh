@@ -26,7 +26,7 @@ log "node Ready ($(kubectl get nodes --no-headers | awk '{print $1, $5}')); $(ku
 kcm_cmd=$(kcm_field '.spec.containers[0].command' | jq -r '.[]')
 hpa_flags=$(grep -E -- '--(horizontal-pod-autoscaler|controllers=)' <<<"$kcm_cmd" | tr '\n' ' ' || true)
 log "KCM flags: ${hpa_flags:-(HPA defaults)}"
-if kcm_hpa_is_off; then hpa_on=false; else hpa_on=true; fi
+if kcm_hpa_is_off "$kcm_cmd"; then hpa_on=false; else hpa_on=true; fi
 sync=$(grep -oE -- '--horizontal-pod-autoscaler-sync-period=[^ ]+' <<<"$kcm_cmd" | cut -d= -f2 || true)
 
 kubectl delete namespace "$NS" --ignore-not-found --wait=true >/dev/null

@@ -100,12 +100,11 @@ func ReactCustomMetric(tick *protocol.Tick, action core.Action) (bool, runtime.O
 // describedObject is the kind and name of the object an Object metric of the HPA describes
 // ("object" and the name asked for when no metric of the HPA has that name).
 func describedObject(hpa *autoscalingv2.HorizontalPodAutoscaler, metric, asked string) (string, string) {
-	if hpa == nil {
-		return "object", asked
-	}
-	for _, m := range hpa.Spec.Metrics {
-		if m.Type == autoscalingv2.ObjectMetricSourceType && m.Object != nil && m.Object.Metric.Name == metric {
-			return m.Object.DescribedObject.Kind, m.Object.DescribedObject.Name
+	if hpa != nil {
+		for _, m := range hpa.Spec.Metrics {
+			if m.Type == autoscalingv2.ObjectMetricSourceType && m.Object != nil && m.Object.Metric.Name == metric {
+				return m.Object.DescribedObject.Kind, m.Object.DescribedObject.Name
+			}
 		}
 	}
 	return "object", asked
